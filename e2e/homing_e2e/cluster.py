@@ -1,0 +1,157 @@
+"""Starts etcd, kube-apiserver and kube-controller-manager from the binaries that
+e2e/build-binaries.sh built, on free loopback ports, in a throw-away directory."""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import ssl
+import subprocess
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from homing_e2e.pki import make_pki
+
+E2E_DIR = Path(__file__).resolve().parent.parent
+BIN_DIR = Path(os.environ.get("HOMING_BIN_DIR", E2E_DIR / ".bin"))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def build_binaries() -> None:
+    subprocess.run(["bash", str(E2E_DIR / "build-binaries.sh")], check=True)
+
+
+def kubeconfig_text(server: str, ca: Path, cert: Path, key: Path) -> str:
+    return f"""apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster: {{server: "{server}", certificate-authority: "{ca}"}}
+users:
+- name: admin
+  user: {{client-certificate: "{cert}", client-key: "{key}"}}
+contexts:
+- name: local
+  context: {{cluster: local, user: admin}}
+current-context: local
+"""
+
+
+class LocalControlPlane:
+    """etcd + kube-apiserver + kube-controller-manager. `kubeconfig` is the admin's."""
+
+    def __init__(self, workdir: Path | None = None, controllers: str = "*,-nodelifecycle,-nodeipam") -> None:
+        self.workdir = workdir or Path(tempfile.mkdtemp(prefix="homing-cp-"))
+        self.controllers = controllers
+        self.procs: dict[str, subprocess.Popen] = {}
+        self.kubeconfig = self.workdir / "admin.kubeconfig"
+        self.server = ""
+
+    def _spawn(self, name: str, args: list[str]) -> None:
+        log = open(self.workdir / f"{name}.log", "wb")
+        self.procs[name] = subprocess.Popen(
+            [str(BIN_DIR / name), *args], stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+    def _wait(self, name: str, ready, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.procs[name].poll() is not None:
+                tail = (self.workdir / f"{name}.log").read_text(errors="replace")[-3000:]
+                raise RuntimeError(f"{name} exited early:\n{tail}")
+            if ready():
+                return
+            time.sleep(0.2)
+        raise TimeoutError(f"{name} not ready after {timeout}s; see {self.workdir / (name + '.log')}")
+
+    def start(self) -> "LocalControlPlane":
+        pki = make_pki(self.workdir / "pki")
+        etcd_port, peer_port, api_port = free_port(), free_port(), free_port()
+        etcd_url = f"http://127.0.0.1:{etcd_port}"
+        self._spawn(
+            "etcd",
+            [
+                "--name=default",
+                f"--data-dir={self.workdir / 'etcd'}",
+                f"--listen-client-urls={etcd_url}",
+                f"--advertise-client-urls={etcd_url}",
+                f"--listen-peer-urls=http://127.0.0.1:{peer_port}",
+                f"--initial-advertise-peer-urls=http://127.0.0.1:{peer_port}",
+                f"--initial-cluster=default=http://127.0.0.1:{peer_port}",
+                "--unsafe-no-fsync",
+                "--log-level=warn",
+            ],
+        )
+        self._wait("etcd", lambda: _http_ok(f"{etcd_url}/health"), 30)
+        self.server = f"https://127.0.0.1:{api_port}"
+        self._spawn(
+            "kube-apiserver",
+            [
+                f"--etcd-servers={etcd_url}",
+                "--bind-address=127.0.0.1",
+                "--advertise-address=127.0.0.1",
+                f"--secure-port={api_port}",
+                f"--tls-cert-file={pki['apiserver.crt']}",
+                f"--tls-private-key-file={pki['apiserver.key']}",
+                f"--client-ca-file={pki['ca.crt']}",
+                f"--service-account-key-file={pki['sa.pub']}",
+                f"--service-account-signing-key-file={pki['sa.key']}",
+                "--service-account-issuer=https://kubernetes.default.svc",
+                "--service-cluster-ip-range=10.0.0.0/24",
+                "--authorization-mode=Node,RBAC",
+                "--allow-privileged=true",
+                "--v=1",
+            ],
+        )
+        self.kubeconfig.write_text(kubeconfig_text(self.server, pki["ca.crt"], pki["admin.crt"], pki["admin.key"]))
+        ctx = ssl.create_default_context(cafile=str(pki["ca.crt"]))
+        ctx.load_cert_chain(str(pki["admin.crt"]), str(pki["admin.key"]))
+        self._wait("kube-apiserver", lambda: _http_ok(f"{self.server}/readyz", ctx), 90)
+        self._spawn(
+            "kube-controller-manager",
+            [
+                f"--kubeconfig={self.kubeconfig}",
+                f"--authentication-kubeconfig={self.kubeconfig}",
+                f"--authorization-kubeconfig={self.kubeconfig}",
+                f"--service-account-private-key-file={pki['sa.key']}",
+                f"--root-ca-file={pki['ca.crt']}",
+                f"--controllers={self.controllers}",
+                "--leader-elect=false",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={free_port()}",
+                "--concurrent-gc-syncs=5",
+                "--v=1",
+            ],
+        )
+        time.sleep(0.5)
+        if self.procs["kube-controller-manager"].poll() is not None:
+            raise RuntimeError((self.workdir / "kube-controller-manager.log").read_text()[-3000:])
+        return self
+
+    def stop(self) -> None:
+        for name in reversed(list(self.procs)):
+            proc = self.procs[name]
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+        self.procs.clear()
+        if not os.environ.get("HOMING_E2E_KEEP"):
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _http_ok(url: str, ctx: ssl.SSLContext | None = None) -> bool:
+    try:
+        with urllib.request.urlopen(url, context=ctx, timeout=2) as resp:
+            return resp.status == 200
+    except Exception:
+        return False

@@ -1,0 +1,89 @@
+"""Certificates for the local control plane: one CA, the API server's serving cert,
+an admin client cert (system:masters) and the service-account signing key."""
+from __future__ import annotations
+
+import datetime
+import ipaddress
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+
+def _pem_key(key) -> bytes:
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+
+
+def _cert(subject, issuer, key_public, signer, *, ca=False, sans=(), usage=None):
+    now = datetime.datetime.now(datetime.timezone.utc)
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(issuer)
+        .public_key(key_public)
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(hours=1))
+        .not_valid_after(now + datetime.timedelta(days=30))
+        .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+    )
+    if sans:
+        names = []
+        for s in sans:
+            try:
+                names.append(x509.IPAddress(ipaddress.ip_address(s)))
+            except ValueError:
+                names.append(x509.DNSName(s))
+        builder = builder.add_extension(x509.SubjectAlternativeName(names), critical=False)
+    if usage:
+        builder = builder.add_extension(x509.ExtendedKeyUsage(usage), critical=False)
+    return builder.sign(signer, hashes.SHA256())
+
+
+def make_pki(directory: Path) -> dict[str, Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "homing-e2e-ca")])
+    ca = _cert(ca_name, ca_name, ca_key.public_key(), ca_key, ca=True)
+    files: dict[str, Path] = {}
+
+    def write(name: str, data: bytes) -> None:
+        files[name] = directory / name
+        files[name].write_bytes(data)
+
+    write("ca.crt", ca.public_bytes(serialization.Encoding.PEM))
+    write("ca.key", _pem_key(ca_key))
+    server_key = ec.generate_private_key(ec.SECP256R1())
+    server = _cert(
+        x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver")]),
+        ca_name,
+        server_key.public_key(),
+        ca_key,
+        sans=("127.0.0.1", "localhost", "10.0.0.1", "kubernetes", "kubernetes.default", "kubernetes.default.svc"),
+        usage=[ExtendedKeyUsageOID.SERVER_AUTH],
+    )
+    write("apiserver.crt", server.public_bytes(serialization.Encoding.PEM))
+    write("apiserver.key", _pem_key(server_key))
+    admin_key = ec.generate_private_key(ec.SECP256R1())
+    admin = _cert(
+        x509.Name(
+            [
+                x509.NameAttribute(NameOID.ORGANIZATION_NAME, "system:masters"),
+                x509.NameAttribute(NameOID.COMMON_NAME, "homing-e2e-admin"),
+            ]
+        ),
+        ca_name,
+        admin_key.public_key(),
+        ca_key,
+        usage=[ExtendedKeyUsageOID.CLIENT_AUTH],
+    )
+    write("admin.crt", admin.public_bytes(serialization.Encoding.PEM))
+    write("admin.key", _pem_key(admin_key))
+    sa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    write("sa.key", _pem_key(sa_key))
+    write(
+        "sa.pub",
+        sa_key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo),
+    )
+    return files

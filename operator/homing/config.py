@@ -1,0 +1,119 @@
+"""One settings model: environment variables (HOMING_*, nested with __) over an
+optional YAML file (a mounted ConfigMap, path in HOMING_CONFIG_FILE) over defaults.
+Defaults work on a plain cluster with no Ascend software."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, Field, model_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+
+class Weights(BaseModel):
+    """Preferred-term weights (SPEC 4.3). Validated at start-up: they must keep the order."""
+
+    home: int = 100
+    domains: list[int] = Field(default_factory=lambda: [50, 25, 12])  # innermost first
+    keep_clear: int = 5
+    avoid_fault: int = 100
+    pool_home: int = 100
+    pool_other: int = 50
+
+    @model_validator(mode="after")
+    def _keeps_order(self) -> "Weights":
+        from homing.engine.weights import order_violations
+
+        problems = order_violations(self)
+        if problems:
+            raise ValueError("weights cannot keep the SPEC 4.3 order: " + "; ".join(problems))
+        return self
+
+
+class Scope(BaseModel):
+    namespace_label: str = "homing.io/enabled"
+    namespace_label_value: str = "true"
+    pod_label: str = "homing.io/enabled"  # per-pod opt-in in namespaces that are not labelled
+    resource_prefixes: list[str] = Field(default_factory=lambda: ["huawei.com/", "nvidia.com/"])
+
+
+class Labels(BaseModel):
+    hostname: str = "kubernetes.io/hostname"
+    superpod: str = "homing.io/superpod-id"
+    rack: str = "homing.io/rack-id"
+    fault: str = "homing.io/fault"  # any value marks the node unhealthy
+    sub_health: str = "homing.io/sub-healthy"  # any value marks the node sub-healthy
+
+
+class Bounds(BaseModel):
+    max_rank_part: int = 1_000_000
+    max_term_values: int = 256
+    max_ranks: int = 1_000_000
+    max_ranks_per_owner: int = 8192  # keeps one PlacementMemory well under etcd's 1.5 MiB
+
+
+class Lifetimes(BaseModel):
+    ttl_seconds: float = 72 * 3600
+    fault_memory_seconds: float = 3600
+    promise_seconds: float = 120
+    write_interval_seconds: float = 1.0
+    sweep_interval_seconds: float = 60
+
+
+class Webhook(BaseModel):
+    port: int = 9443
+    listen: str = "0.0.0.0"
+    # Either an external URL (local runs) or the in-cluster Service below.
+    url: str | None = None
+    service_name: str = "homing-webhook"
+    service_namespace: str = "homing-system"
+    configuration_name: str = "homing"
+    manage_configuration: bool = True
+    tls_dir: str = "/tmp/homing-tls"
+    tls_secret: str | None = "homing-webhook-tls"  # None: keep the certificate on disk only
+    timeout_seconds: int = 2
+    deadline_seconds: float = 0.25  # internal budget, well under timeout_seconds
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="HOMING_", env_nested_delimiter="__")
+
+    scope: Scope = Field(default_factory=Scope)
+    weights: Weights = Field(default_factory=Weights)
+    labels: Labels = Field(default_factory=Labels)
+    bounds: Bounds = Field(default_factory=Bounds)
+    lifetimes: Lifetimes = Field(default_factory=Lifetimes)
+    webhook: Webhook = Field(default_factory=Webhook)
+    metrics_port: int = 8080
+    health_port: int = 8081
+    namespace: str = "homing-system"  # where the operator runs
+    log_level: str = "info"
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, _YamlFileSource(settings_cls))
+
+
+class _YamlFileSource(PydanticBaseSettingsSource):
+    """The optional ConfigMap, mounted as a YAML file."""
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        path = os.environ.get("HOMING_CONFIG_FILE")
+        if not path or not Path(path).is_file():
+            return {}
+        data = yaml.safe_load(Path(path).read_text()) or {}
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}: expected a mapping at the top level")
+        return data

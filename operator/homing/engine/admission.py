@@ -1,0 +1,109 @@
+"""The admission pipeline: scope -> identity -> strategy -> patch. Pure: it reads the
+index and snapshot it is given and returns a Decision; the webhook applies it."""
+from __future__ import annotations
+
+import json
+
+from pydantic import BaseModel, Field
+
+from homing.config import Settings
+from homing.engine.identity import WorkloadIndex, resolve_owner, resolve_rank
+from homing.engine.memory.index import MemoryIndex
+from homing.engine.model import ClusterSnapshot, Term
+from homing.engine.patch import affinity_patch
+from homing.engine.scope import DECISION_ANNOTATION, HOME_ANNOTATION, out_of_scope
+from homing.engine.strategies import Placement, RankContext, node_strategy, pool_strategy
+
+
+class Decision(BaseModel):
+    outcome: str  # metric label: home, domain, pool, none, skipped (error is the adapter's)
+    reason: str
+    owner: str | None = None
+    owner_uid: str | None = None
+    rank: str | None = None
+    home: str | None = None
+    domains: list[str] = Field(default_factory=list)
+    avoided: list[str] = Field(default_factory=list)
+    truncated: bool = False
+    terms: list[Term] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    promise: str | None = None
+
+    def annotations(self) -> dict[str, str]:
+        record = {"owner": self.owner, "rank": self.rank, "home": self.home, "reason": self.reason}
+        if self.domains:
+            record["domains"] = self.domains
+        if self.avoided:
+            record["avoid"] = self.avoided
+        if self.truncated:
+            record["truncated"] = True
+        out = {DECISION_ANNOTATION: json.dumps(record, separators=(",", ":"), sort_keys=True)}
+        if self.home:
+            out[HOME_ANNOTATION] = self.home
+        return out
+
+    def patch(self, pod: dict) -> list[dict]:
+        if self.outcome == "skipped":
+            return []
+        return affinity_patch(pod, self.terms, self.annotations())
+
+
+def _outcome(placement: Placement) -> str:
+    if placement.promise:
+        return "pool"
+    if placement.home:
+        return "home"
+    return "domain" if placement.domains else "none"
+
+
+def decide(
+    pod: dict,
+    index: MemoryIndex,
+    workloads: WorkloadIndex,
+    snapshot: ClusterSnapshot,
+    settings: Settings,
+    now: float,
+) -> Decision:
+    skip = out_of_scope(pod, settings.scope.resource_prefixes)
+    if skip:
+        return Decision(outcome="skipped", reason=skip)
+    owner = resolve_owner(pod, workloads)
+    if owner is None:
+        return Decision(outcome="skipped", reason="no-controller")
+    rank_result = resolve_rank(pod, owner.kind, settings.bounds.max_rank_part)
+    warnings = [rank_result.warning] if rank_result.warning else []
+    memory = index.owner(owner.uid)
+    hostname = settings.labels.hostname
+    if rank_result.rank is None:
+        taken = index.occupied_nodes(owner.uid) | index.promised_nodes(owner.uid, now)
+        w = settings.weights
+        placement = pool_strategy(
+            memory, snapshot, taken, w.pool_home, w.pool_other, hostname, settings.bounds.max_term_values
+        )
+    else:
+        placement = node_strategy(
+            RankContext(
+                rank=rank_result.rank,
+                memory=memory,
+                snapshot=snapshot,
+                weights=settings.weights,
+                hostname_key=hostname,
+                max_values=settings.bounds.max_term_values,
+                fault_memory=settings.lifetimes.fault_memory_seconds,
+                now=now,
+            )
+        )
+    return Decision(
+        outcome=_outcome(placement),
+        reason=placement.reason,
+        owner=owner.display,
+        owner_uid=owner.uid,
+        rank=rank_result.rank.key if rank_result.rank else None,
+        home=placement.home,
+        domains=placement.domains,
+        avoided=list(placement.avoided),
+        truncated=placement.truncated,
+        terms=placement.terms,
+        warnings=warnings,
+        promise=placement.promise,
+    )

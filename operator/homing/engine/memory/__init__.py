@@ -1,0 +1,5 @@
+"""The owner -> rank -> node memory and its lifecycle rules (SPEC 2)."""
+from homing.engine.memory.entries import FaultMark, OwnerMemory, PoolEntry, RankEntry, Stats
+from homing.engine.memory.index import LivePod, MemoryIndex
+
+__all__ = ["FaultMark", "LivePod", "MemoryIndex", "OwnerMemory", "PoolEntry", "RankEntry", "Stats"]

@@ -1,0 +1,79 @@
+"""Lifecycle rules on one owner's memory (SPEC 2). Each takes `now` explicitly."""
+from __future__ import annotations
+
+from homing.engine.memory.entries import FaultMark, OwnerMemory, PoolEntry, RankEntry, Topology
+
+
+def record_bind(mem: OwnerMemory, rank: str | None, node: str, topology: Topology, now: float) -> bool:
+    """A pod got spec.nodeName. Returns whether the memory changed."""
+    mem.last_seen = now
+    if rank is None:
+        entry = mem.pool.get(node)
+        if entry is None:
+            mem.pool[node] = PoolEntry(last_used=now)
+        else:
+            entry.last_used = now
+        mem.version += 1
+        return True
+    entry = mem.ranks.get(rank)
+    if entry is None:
+        mem.ranks[rank] = RankEntry(node=node, bound_at=now, topology=topology)
+    elif entry.node != node:
+        entry.previous_node, entry.node = entry.node, node
+        entry.bound_at, entry.topology, entry.warm = now, topology, False
+    else:
+        if entry.topology == topology:
+            return False  # the same binding seen again (a resync): nothing to write
+        entry.topology = topology
+    mem.version += 1
+    return True
+
+
+def mark_warm(mem: OwnerMemory, rank: str | None, node: str, now: float) -> bool:
+    """A container started on `node`: its image is there now."""
+    mem.last_seen = now
+    if rank is None:
+        entry = mem.pool.get(node)
+        if entry is None:
+            mem.pool[node] = entry = PoolEntry(last_used=now)
+        if entry.warm:
+            return False
+        entry.warm = True
+    else:
+        rank_entry = mem.ranks.get(rank)
+        if rank_entry is None or rank_entry.node != node or rank_entry.warm:
+            return False
+        rank_entry.warm = True
+    mem.version += 1
+    return True
+
+
+def record_fault(mem: OwnerMemory, rank: str, node: str, now: float, keep_for: float) -> bool:
+    """The rank's pod ended on an unhealthy node: avoid that node for `keep_for` seconds."""
+    entry = mem.ranks.get(rank)
+    if entry is None:
+        return False
+    marks = [m for m in entry.faults or () if m.node != node and now - m.at < keep_for]
+    marks.append(FaultMark(node=node, at=now))
+    entry.faults = marks
+    mem.version += 1
+    return True
+
+
+def active_faults(entry: RankEntry | None, now: float, keep_for: float) -> list[str]:
+    if entry is None or not entry.faults:
+        return []
+    return sorted({m.node for m in entry.faults if now - m.at < keep_for})
+
+
+def drop_expired_faults(mem: OwnerMemory, now: float, keep_for: float) -> bool:
+    changed = False
+    for entry in mem.ranks.values():
+        if entry.faults:
+            kept = [m for m in entry.faults if now - m.at < keep_for]
+            if len(kept) != len(entry.faults):
+                entry.faults = kept or None
+                changed = True
+    if changed:
+        mem.version += 1
+    return changed

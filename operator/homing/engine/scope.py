@@ -1,0 +1,37 @@
+"""Which pods the webhook touches (SPEC 3 scope). Namespace opt-in is enforced by the
+webhook configuration's selectors; the rest is checked here on the pod itself."""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+DECISION_ANNOTATION = "homing.io/decision"
+HOME_ANNOTATION = "homing.io/home"
+
+
+def accelerator_resources(pod: dict, prefixes: Iterable[str]) -> list[str]:
+    """Resource names of the pod's containers that start with an accelerator prefix."""
+    prefixes = tuple(prefixes)
+    spec = pod.get("spec") or {}
+    names: set[str] = set()
+    for container in [*(spec.get("containers") or ()), *(spec.get("initContainers") or ())]:
+        resources = (container or {}).get("resources") or {}
+        for kind in ("requests", "limits"):
+            for name in resources.get(kind) or {}:
+                if str(name).startswith(prefixes):
+                    names.add(str(name))
+    return sorted(names)
+
+
+def out_of_scope(pod: dict, prefixes: Iterable[str]) -> str | None:
+    """Why the webhook must leave this pod alone, or None when it is in scope."""
+    meta = pod.get("metadata") or {}
+    if (pod.get("spec") or {}).get("nodeName"):
+        return "already-bound"
+    if DECISION_ANNOTATION in (meta.get("annotations") or {}):
+        return "already-decided"
+    for ref in meta.get("ownerReferences") or ():
+        if isinstance(ref, dict) and ref.get("controller") and ref.get("kind") == "DaemonSet":
+            return "daemonset"
+    if not accelerator_resources(pod, prefixes):
+        return "no-accelerator"
+    return None

@@ -1,0 +1,52 @@
+"""Ordinary NPU/GPU and vNPU pods: home node, keep clear of siblings, avoid faults."""
+from __future__ import annotations
+
+from homing.engine.memory.rules import active_faults
+from homing.engine.model import Health
+from homing.engine.rules.avoid_fault import avoid_term
+from homing.engine.rules.bounded import bounded
+from homing.engine.rules.home import home_term
+from homing.engine.rules.keep_clear import keep_clear_term
+from homing.engine.siblings import sibling_homes
+from homing.engine.strategies.base import Placement, RankContext
+
+_REASONS = {
+    Health.HEALTHY: "home",
+    Health.SUB_HEALTHY: "home-sub-healthy",
+    Health.UNHEALTHY: "home-unhealthy",
+    Health.GONE: "home-gone",
+}
+
+
+def node_strategy(ctx: RankContext) -> Placement:
+    mem, w = ctx.memory, ctx.weights
+    entry = mem.ranks.get(ctx.rank.key) if mem else None
+    home = entry.node if entry else None
+    faults = active_faults(entry, ctx.now, ctx.fault_memory)
+    health = ctx.snapshot.health(home) if home else Health.GONE
+    unhealthy_home = [home] if home and health is Health.UNHEALTHY else []
+    avoided, cut_avoid = bounded([*unhealthy_home, *faults], ctx.max_values)
+    siblings, cut_siblings = sibling_homes(mem, ctx.rank.index, home, ctx.max_values)
+    home_t = home_term(home, health, faults, w.home, ctx.hostname_key)
+    terms = [
+        t
+        for t in (
+            home_t,
+            keep_clear_term(siblings, w.keep_clear, ctx.hostname_key),
+            avoid_term(avoided, w.avoid_fault, ctx.hostname_key),
+        )
+        if t is not None
+    ]
+    if home is None:
+        reason = "no-memory"
+    elif home in faults:
+        reason = "home-faulted"
+    else:
+        reason = _REASONS[health]
+    return Placement(
+        terms=terms,
+        reason=reason,
+        home=home if home_t else None,
+        avoided=avoided,
+        truncated=cut_avoid or cut_siblings,
+    )

@@ -1,0 +1,62 @@
+"""Checks that a set of weights keeps the SPEC 4.3 order of node classes.
+
+Kubernetes adds the weights of the matched preferred terms on each node and then
+normalises to 0..100 with integer division by the best node's sum. Two classes stay
+apart after that when their sums differ by at least max_sum / 100.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from homing.config import Weights
+
+MAX_NODE_SCORE = 100  # Kubernetes framework.MaxNodeScore
+
+
+@dataclass(frozen=True)
+class ScoreClass:
+    name: str
+    low: int
+    high: int
+
+
+def node_classes(w: "Weights", levels: int) -> list[ScoreClass]:
+    """The classes of SPEC 4.3, best first, with the range of sums each can get."""
+    domains = w.domains[:levels]
+    clear, avoid = w.keep_clear, w.avoid_fault
+    classes = [ScoreClass("home", w.home + clear + avoid, w.home + sum(domains) + clear + avoid)]
+    for i in range(levels):
+        inside = sum(domains[i:])  # domains nest: a node in level i is in every outer level
+        classes.append(ScoreClass(f"level{i + 1}", inside + clear + avoid, inside + clear + avoid))
+        classes.append(ScoreClass(f"level{i + 1}-sibling", inside + avoid, inside + avoid))
+    classes.append(ScoreClass("elsewhere", clear + avoid, clear + avoid))
+    classes.append(ScoreClass("elsewhere-sibling", avoid, avoid))
+    classes.append(ScoreClass("fault", 0, sum(domains) + clear))
+    return classes
+
+
+def order_violations(w: "Weights") -> list[str]:
+    problems: list[str] = []
+    if any(x <= 0 for x in [w.home, *w.domains, w.keep_clear, w.avoid_fault, w.pool_home, w.pool_other]):
+        problems.append("every weight must be positive")
+    if any(x > 100 for x in [w.home, *w.domains, w.keep_clear, w.avoid_fault, w.pool_home, w.pool_other]):
+        problems.append("Kubernetes caps a preferred term's weight at 100")
+    if len(w.domains) > 3:
+        problems.append("at most three domain levels get terms")
+    if w.pool_home <= w.pool_other:
+        problems.append("pool_home must exceed pool_other")
+    if problems:
+        return problems
+    for levels in range(len(w.domains) + 1):
+        classes = node_classes(w, levels)
+        best = classes[0].high
+        gap = max(1, -(-best // MAX_NODE_SCORE))  # ceil(best / 100)
+        for better, worse in zip(classes, classes[1:]):
+            if better.low - worse.high < gap:
+                problems.append(
+                    f"with {levels} domain level(s), {better.name} (from {better.low}) does not stay "
+                    f"{gap} above {worse.name} (up to {worse.high})"
+                )
+    return problems

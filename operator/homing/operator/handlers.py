@@ -1,0 +1,145 @@
+"""kopf handlers: short, declarative, each handing one watch event to the runtime.
+The runtime lives in kopf's `memo`; the durable state lives in PlacementMemory."""
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from urllib.parse import urlparse
+
+import kopf
+
+from homing.config import Settings
+from homing.operator import logs, metrics, tls, webhookconfig
+from homing.operator.events import EventPoster
+from homing.operator.kube import Kube
+from homing.operator.runtime import Runtime
+from homing.operator.store import Store
+from homing.placementmemory import GROUP, PLURAL, VERSION
+
+log = logs.get("homing.operator")
+
+
+def _webhook_hosts(s: Settings) -> list[str]:
+    w = s.webhook
+    hosts = [f"{w.service_name}.{w.service_namespace}.svc", f"{w.service_name}.{w.service_namespace}.svc.cluster.local"]
+    if w.url:
+        hosts.insert(0, urlparse(w.url).hostname or "localhost")
+    return [*dict.fromkeys([*hosts, "localhost", "127.0.0.1"])]
+
+
+async def _load(rt: Runtime, kube: Kube) -> None:
+    """Memory first, then the live cluster on top of it, before any admission is served."""
+    for ns in await kube.list_all("/api/v1/namespaces"):
+        rt.observe_namespace("ADDED", ns)
+    for rs in await kube.list_all("/apis/apps/v1/replicasets"):
+        rt.observe_replicaset("ADDED", rs)
+    for node in await kube.list_all("/api/v1/nodes"):
+        rt.observe_node("ADDED", node)
+    assert rt.store is not None
+    loaded = await rt.store.load(rt.index)
+    for pod in await kube.list_all("/api/v1/pods"):
+        rt.observe_pod(None, pod)
+    log.info("memory loaded", owners=len(rt.index.owners), ranks=rt.index.rank_count, resources=loaded)
+
+
+async def _flush_forever(rt: Runtime) -> None:
+    assert rt.store is not None
+    while True:
+        await asyncio.sleep(rt.settings.lifetimes.write_interval_seconds)
+        await rt.store.flush(rt.index)
+        rt.refresh_gauges()
+
+
+async def _sweep_forever(rt: Runtime) -> None:
+    assert rt.store is not None
+    while True:
+        await asyncio.sleep(rt.settings.lifetimes.sweep_interval_seconds)
+        for mem in rt.forget_stale(time.time()):
+            log.info("owner forgotten", owner=mem.owner.display, ranks=len(mem.ranks))
+            await rt.store.delete(mem.owner)
+
+
+@kopf.on.startup()
+async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: object) -> None:
+    config = Settings()
+    settings.peering.standalone = True
+    settings.posting.level = logging.WARNING
+    settings.admission.managed = None  # homing writes its own configuration (two selectors)
+    cert, key, ca = tls.make_certificates(_webhook_hosts(config), config.webhook.tls_dir)
+    settings.admission.server = kopf.WebhookServer(
+        addr=config.webhook.listen, port=config.webhook.port, certfile=str(cert), pkeyfile=str(key)
+    )
+    kube = await Kube.connect()
+    rt = Runtime(config, store=Store(kube), events=EventPoster(kube))
+    await _load(rt, kube)
+    if config.webhook.manage_configuration:
+        await webhookconfig.ensure(kube, config, ca)
+    memo.runtime, memo.kube = rt, kube
+    memo.tasks = [asyncio.create_task(_flush_forever(rt)), asyncio.create_task(_sweep_forever(rt))]
+    rt.refresh_gauges()
+    metrics.READY.set(1)
+    log.info("homing ready", webhook_port=config.webhook.port, metrics_port=config.metrics_port)
+
+
+@kopf.on.cleanup()
+async def stop(memo: kopf.Memo, **_: object) -> None:
+    metrics.READY.set(0)
+    for task in getattr(memo, "tasks", []):
+        task.cancel()
+    rt: Runtime | None = getattr(memo, "runtime", None)
+    if rt is not None and rt.store is not None:
+        await rt.store.flush(rt.index)  # the last second of changes
+    if getattr(memo, "kube", None) is not None:
+        await memo.kube.close()
+
+
+@kopf.on.event("", "v1", "pods")
+async def pod_event(type: str | None, body: kopf.Body, memo: kopf.Memo, **_: object) -> None:
+    memo.runtime.observe_pod(type, dict(body))
+
+
+@kopf.on.event("", "v1", "nodes")
+async def node_event(type: str | None, body: kopf.Body, memo: kopf.Memo, **_: object) -> None:
+    memo.runtime.observe_node(type, dict(body))
+
+
+@kopf.on.event("", "v1", "namespaces")
+async def namespace_event(type: str | None, body: kopf.Body, memo: kopf.Memo, **_: object) -> None:
+    memo.runtime.observe_namespace(type, dict(body))
+
+
+@kopf.on.event("apps", "v1", "replicasets")
+async def replicaset_event(type: str | None, body: kopf.Body, memo: kopf.Memo, **_: object) -> None:
+    memo.runtime.observe_replicaset(type, dict(body))
+
+
+@kopf.on.event(GROUP, VERSION, PLURAL)
+async def memory_event(type: str | None, body: kopf.Body, memo: kopf.Memo, **_: object) -> None:
+    """Deleted by garbage collection (owner gone) or by hand (reset): forget it too."""
+    if type != "DELETED":
+        return
+    uid = ((body.get("status") or {}).get("owner") or {}).get("uid")
+    rt: Runtime = memo.runtime
+    if uid and rt.index.forget(uid) is not None:
+        rt.store.created.discard(uid)
+        log.info("memory dropped with its PlacementMemory", owner_uid=uid, name=body.metadata.name)
+
+
+@kopf.on.mutate("", "v1", "pods", id="homing-pods", operations=["CREATE"], ignore_failures=True, side_effects=False)
+async def admit_pod(
+    body: kopf.Body, patch: kopf.Patch, warnings: list[str], dryrun: bool, memo: kopf.Memo, **_: object
+) -> None:
+    """Preferred node affinity towards home. No API call here; never rejects."""
+    pod = dict(body)
+    decision = memo.runtime.admit(pod, dryrun)
+    warnings.extend(decision.warnings)
+    ops = decision.patch(pod)
+    if ops:
+        patch.fns.append(lambda raw: _apply(raw, ops))
+
+
+def _apply(raw: dict, ops: list[dict]) -> None:
+    import jsonpatch
+
+    jsonpatch.apply_patch(raw, ops, in_place=True)

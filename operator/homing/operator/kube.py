@@ -1,0 +1,71 @@
+"""A small JSON-in, JSON-out layer over kubernetes_asyncio's ApiClient, so the
+adapters deal in plain dicts like the engine does."""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from kubernetes_asyncio import client, config
+
+MERGE_PATCH = "application/merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
+
+
+class KubeError(Exception):
+    def __init__(self, status: int, body: str) -> None:
+        super().__init__(f"HTTP {status}: {body[:300]}")
+        self.status = status
+        self.body = body
+
+
+class Kube:
+    def __init__(self, api_client: client.ApiClient) -> None:
+        self.api = api_client
+
+    @classmethod
+    async def connect(cls) -> "Kube":
+        if os.environ.get("KUBERNETES_SERVICE_HOST") and not os.environ.get("KUBECONFIG"):
+            config.load_incluster_config()
+        else:
+            await config.load_kube_config(config_file=os.environ.get("KUBECONFIG"))
+        return cls(client.ApiClient())
+
+    async def close(self) -> None:
+        await self.api.close()
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        query: list[tuple[str, str]] | None = None,
+        content_type: str = "application/json",
+        timeout: float = 30,
+    ) -> dict[str, Any]:
+        resp = await self.api.call_api(
+            path,
+            method,
+            query_params=query or [],
+            header_params={"Content-Type": content_type, "Accept": "application/json"},
+            body=body,
+            auth_settings=["BearerToken"],
+            _preload_content=False,
+            _request_timeout=timeout,
+        )
+        raw = await resp.read()
+        if not 200 <= resp.status <= 299:
+            raise KubeError(resp.status, raw.decode(errors="replace"))
+        return json.loads(raw) if raw else {}
+
+    async def list_all(self, path: str, limit: int = 500) -> list[dict[str, Any]]:
+        """Every item of a list, page by page."""
+        items: list[dict[str, Any]] = []
+        token = ""
+        while True:
+            query = [("limit", str(limit))] + ([("continue", token)] if token else [])
+            page = await self.request("GET", path, query=query)
+            items.extend(page.get("items") or [])
+            token = (page.get("metadata") or {}).get("continue") or ""
+            if not token:
+                return items

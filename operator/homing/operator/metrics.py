@@ -1,0 +1,17 @@
+"""Prometheus metrics (SPEC 6)."""
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram
+
+ADMISSIONS = Counter("homing_admissions_total", "Admission decisions", ["decision"])
+PLACEMENTS = Counter("homing_placements_total", "Where pods sent home actually bound", ["outcome"])
+WEBHOOK_SECONDS = Histogram(
+    "homing_webhook_duration_seconds",
+    "Time spent deciding one admission",
+    buckets=(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0),
+)
+MEMORY_RANKS = Gauge("homing_memory_ranks", "Ranks remembered")
+MEMORY_OWNERS = Gauge("homing_memory_owners", "Owners remembered")
+STORE_WRITES = Counter("homing_store_writes_total", "PlacementMemory writes")
+STORE_ERRORS = Counter("homing_store_errors_total", "PlacementMemory writes or loads that failed")
+READY = Gauge("homing_ready", "1 once memory is loaded and the webhook is registered")
