@@ -24,12 +24,14 @@ class Kube:
         self.api = api_client
 
     @classmethod
-    async def connect(cls) -> "Kube":
-        if os.environ.get("KUBERNETES_SERVICE_HOST") and not os.environ.get("KUBECONFIG"):
+    async def connect(cls, kubeconfig: str | None = None) -> "Kube":
+        path = kubeconfig or os.environ.get("KUBECONFIG")
+        if os.environ.get("KUBERNETES_SERVICE_HOST") and not path:
             config.load_incluster_config()
-        else:
-            await config.load_kube_config(config_file=os.environ.get("KUBECONFIG"))
-        return cls(client.ApiClient())
+            return cls(client.ApiClient())
+        configuration = client.Configuration()
+        await config.load_kube_config(config_file=path, client_configuration=configuration)
+        return cls(client.ApiClient(configuration))
 
     async def close(self) -> None:
         await self.api.close()

@@ -22,7 +22,7 @@ def configure(level: str = "info") -> None:
     handler = logging.StreamHandler(sys.stdout)
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
-            foreign_pre_chain=[*shared, structlog.stdlib.ExtraAdder()],
+            foreign_pre_chain=[*shared, _kopf_object],
             processors=[
                 structlog.stdlib.ProcessorFormatter.remove_processors_meta,
                 structlog.processors.format_exc_info,
@@ -34,6 +34,17 @@ def configure(level: str = "info") -> None:
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+    # kopf logs every handled event at INFO; homing logs what it learnt from it instead.
+    logging.getLogger("kopf.objects").setLevel(logging.WARNING)
+
+
+def _kopf_object(logger: object, name: str, event: dict) -> dict:
+    """kopf attaches the object a record is about as `k8s_ref`; keep its name only."""
+    record = event.get("_record")
+    ref = getattr(record, "k8s_ref", None)
+    if isinstance(ref, dict):
+        event["object"] = f"{ref.get('kind')}/{ref.get('namespace') or ''}/{ref.get('name')}"
+    return event
 
 
 def get(name: str = "homing") -> structlog.stdlib.BoundLogger:

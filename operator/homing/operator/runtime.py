@@ -87,11 +87,17 @@ class Runtime:
         name = (node.get("metadata") or {}).get("name")
         if not name:
             return
+        old = self.snapshot.nodes.get(name)
+        if old is not None:
+            metrics.NODES.labels(old.health.value).dec()
         if event == "DELETED":
             self.snapshot.nodes.pop(name, None)
             log.info("node gone; memories that name it keep it until they expire", node=name)
-        else:
-            self.snapshot.nodes[name] = node_state(node, self.settings.labels)
+            return
+        state = self.snapshot.nodes[name] = node_state(node, self.settings.labels)
+        metrics.NODES.labels(state.health.value).inc()
+        if old is not None and old.health is not state.health:
+            log.info("node health changed", node=name, health=state.health.value, was=old.health.value)
 
     # -- pods -------------------------------------------------------------------------------
     @never_raises

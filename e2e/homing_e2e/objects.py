@@ -1,0 +1,190 @@
+"""Objects the tests create, and the few API calls they need, as plain dicts."""
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from homing.operator.kube import MERGE_PATCH, Kube, KubeError
+from homing_e2e.fake_kubelet import FAKE_NODE_LABEL
+
+ROOT = Path(__file__).resolve().parents[2]
+NPU = "huawei.com/Ascend910"
+PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+
+
+def short_id() -> str:
+    return uuid.uuid4().hex[:6]
+
+
+async def eventually(check: Callable[[], Awaitable[Any]], timeout: float = 30, what: str = "condition") -> Any:
+    """Polls `check` until it returns something truthy."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        try:
+            last = await check()
+        except KubeError as err:
+            last = err
+            if err.status != 404:
+                raise
+        if last and not isinstance(last, Exception):
+            return last
+        await asyncio.sleep(0.2)
+    raise TimeoutError(f"{what} not reached in {timeout}s (last: {last!r})")
+
+
+async def install_crd(kube: Kube) -> None:
+    crd = yaml.safe_load((ROOT / "crds" / "placementmemory.yaml").read_text())
+    path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    try:
+        await kube.request("POST", path, body=crd)
+    except KubeError as err:
+        if err.status != 409:
+            raise
+
+    async def established() -> bool:
+        got = await kube.request("GET", f"{path}/{crd['metadata']['name']}")
+        return any(c["type"] == "Established" and c["status"] == "True" for c in (got.get("status") or {}).get("conditions") or [])
+
+    await eventually(established, what="CRD established")
+
+
+async def namespace(kube: Kube, name: str, opted_in: bool = True) -> str:
+    labels = {"homing.io/enabled": "true"} if opted_in else {}
+    await kube.request("POST", "/api/v1/namespaces", body={"metadata": {"name": name, "labels": labels}})
+    await eventually(
+        lambda: kube.request("GET", f"/api/v1/namespaces/{name}/serviceaccounts/default"), what="default SA"
+    )
+    return name
+
+
+def node_status(ready: bool, npus: int = 8) -> dict:
+    return {
+        "capacity": {NPU: str(npus), "cpu": "192", "memory": "2Ti", "pods": "110"},
+        "allocatable": {NPU: str(npus), "cpu": "192", "memory": "2Ti", "pods": "110"},
+        "conditions": [{"type": "Ready", "status": "True" if ready else "False", "reason": "HarnessSet", "message": "set by the test harness"}],
+    }
+
+
+async def node(kube: Kube, name: str, labels: dict[str, str] | None = None, ready: bool = True) -> str:
+    body = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, FAKE_NODE_LABEL: "true", **(labels or {})}},
+    }
+    await kube.request("POST", "/api/v1/nodes", body=body)
+    await set_node_ready(kube, name, ready)
+    return name
+
+
+NOT_READY_TAINT = {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}
+
+
+async def set_node_ready(kube: Kube, name: str, ready: bool) -> None:
+    """What the kubelet and the node lifecycle controller would do: the Ready condition,
+    and the not-ready taint the API server put on the new node (off when Ready)."""
+    await kube.request("PATCH", f"/api/v1/nodes/{name}/status", body={"status": node_status(ready)}, content_type=MERGE_PATCH)
+    taints = [] if ready else [NOT_READY_TAINT]
+    await kube.request("PATCH", f"/api/v1/nodes/{name}", body={"spec": {"taints": taints}}, content_type=MERGE_PATCH)
+
+
+async def owner_stand_in(kube: Kube, ns: str, name: str) -> dict:
+    """A ConfigMap that plays a job controller: it owns pods, and deleting it lets the
+    garbage collector take its dependents (the real Volcano Job comes in the e2e issue)."""
+    cm = await kube.request("POST", f"/api/v1/namespaces/{ns}/configmaps", body={"metadata": {"name": name}})
+    return {"apiVersion": "v1", "kind": "ConfigMap", "name": name, "uid": cm["metadata"]["uid"], "controller": True}
+
+
+def container(npus: int = 1, resource: str = NPU) -> dict:
+    requests = {resource: str(npus)} if npus else {}
+    return {"name": "main", "image": "registry.invalid/train:15g", "resources": {"requests": requests, "limits": requests}}
+
+
+async def pod(
+    kube: Kube,
+    ns: str,
+    name: str,
+    owner: dict | None = None,
+    annotations: dict[str, str] | None = None,
+    labels: dict[str, str] | None = None,
+    npus: int = 1,
+    affinity: dict | None = None,
+) -> dict:
+    body: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "annotations": annotations or {}, "labels": labels or {}},
+        "spec": {"containers": [container(npus)], "automountServiceAccountToken": False},
+    }
+    if owner:
+        body["metadata"]["ownerReferences"] = [owner]
+    if affinity:
+        body["spec"]["affinity"] = affinity
+    return await kube.request("POST", f"/api/v1/namespaces/{ns}/pods", body=body)
+
+
+async def bind(kube: Kube, ns: str, name: str, node_name: str) -> None:
+    body = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name}, "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
+    await kube.request("POST", f"/api/v1/namespaces/{ns}/pods/{name}/binding", body=body)
+
+
+async def get_pod(kube: Kube, ns: str, name: str) -> dict:
+    return await kube.request("GET", f"/api/v1/namespaces/{ns}/pods/{name}")
+
+
+async def running(kube: Kube, ns: str, name: str) -> dict:
+    async def check() -> dict | None:
+        p = await get_pod(kube, ns, name)
+        return p if p.get("status", {}).get("phase") == "Running" else None
+
+    return await eventually(check, what=f"pod {name} Running")
+
+
+async def delete_pod(kube: Kube, ns: str, name: str) -> None:
+    """Gone for real: the fake kubelet finishes graceful deletions too, this skips the wait."""
+    await kube.request("DELETE", f"/api/v1/namespaces/{ns}/pods/{name}", body={"gracePeriodSeconds": 0})
+
+    async def gone() -> bool:
+        try:
+            await get_pod(kube, ns, name)
+        except KubeError as err:
+            return err.status == 404
+        return False
+
+    await eventually(gone, what=f"pod {name} gone")
+
+
+def terms(pod_obj: dict) -> list[dict]:
+    """homing's preferred terms: every preferred term that was not in the user's spec."""
+    aff = (pod_obj.get("spec") or {}).get("affinity") or {}
+    return list(((aff.get("nodeAffinity") or {}).get(PREFERRED)) or [])
+
+
+def term_values(pod_obj: dict, operator: str, weight: int | None = None) -> list[list[str]]:
+    out = []
+    for t in terms(pod_obj):
+        for e in t["preference"].get("matchExpressions", []):
+            if e["operator"] == operator and (weight is None or t["weight"] == weight):
+                out.append(sorted(e.get("values", [])))
+    return out
+
+
+def decision(pod_obj: dict) -> dict:
+    raw = (pod_obj["metadata"].get("annotations") or {}).get("homing.io/decision")
+    return json.loads(raw) if raw else {}
+
+
+def home(pod_obj: dict) -> str | None:
+    return (pod_obj["metadata"].get("annotations") or {}).get("homing.io/home")
+
+
+async def placement_memories(kube: Kube, ns: str) -> list[dict]:
+    got = await kube.request("GET", f"/apis/homing.io/v1alpha1/namespaces/{ns}/placementmemories")
+    return got.get("items", [])

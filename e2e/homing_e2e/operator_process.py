@@ -1,0 +1,85 @@
+"""The operator as users run it: `python -m homing`, a separate process, configured by
+environment variables, with its webhook registered by URL on this host."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from homing_e2e.cluster import free_port
+
+
+class OperatorProcess:
+    def __init__(self, kubeconfig: Path, workdir: Path, webhook_host: str = "127.0.0.1", env: dict | None = None) -> None:
+        self.kubeconfig = kubeconfig
+        self.workdir = workdir
+        self.webhook_port = free_port()
+        self.metrics_port = free_port()
+        self.health_port = free_port()
+        self.webhook_host = webhook_host
+        self.extra_env = env or {}
+        self.proc: subprocess.Popen | None = None
+        self.log_path = workdir / "operator.log"
+        self.starts = 0
+
+    def env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(
+            {
+                "KUBECONFIG": str(self.kubeconfig),
+                "HOMING_WEBHOOK__URL": f"https://{self.webhook_host}:{self.webhook_port}",
+                "HOMING_WEBHOOK__PORT": str(self.webhook_port),
+                "HOMING_WEBHOOK__TLS_DIR": str(self.workdir / "tls"),
+                "HOMING_METRICS_PORT": str(self.metrics_port),
+                "HOMING_HEALTH_PORT": str(self.health_port),
+                "HOMING_LOG_LEVEL": "info",
+            }
+        )
+        env.update(self.extra_env)
+        return env
+
+    def start(self, timeout: float = 60) -> "OperatorProcess":
+        self.starts += 1
+        log = open(self.log_path, "ab")
+        log.write(f"\n===== start {self.starts} =====\n".encode())
+        log.flush()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "homing"], env=self.env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"operator exited: {self.log_path.read_text()[-4000:]}")
+            if "homing_ready 1.0" in self.metrics():
+                return self
+            time.sleep(0.2)
+        raise TimeoutError(f"operator not ready: {self.log_path.read_text()[-4000:]}")
+
+    def metrics(self) -> str:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=2) as resp:
+                return resp.read().decode()
+        except Exception:
+            return ""
+
+    def metric(self, name: str, **labels: str) -> float:
+        """The value of one sample, 0 when absent."""
+        want = name + ("{" + ",".join(f'{k}="{v}"' for k, v in sorted(labels.items())) + "}" if labels else "")
+        for line in self.metrics().splitlines():
+            if line.startswith(want + " "):
+                return float(line.split()[-1])
+        return 0.0
+
+    def stop(self, kill: bool = False) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
+        try:
+            self.proc.wait(20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5)

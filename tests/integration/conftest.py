@@ -1,0 +1,75 @@
+"""A real kube-apiserver (with etcd and the controller manager), the operator as a
+process with its webhook registered, and a fake kubelet on the harness's nodes.
+HOMING_E2E_KUBECONFIG points the same tests at another cluster (kind, say); the
+operator then runs on this host and HOMING_E2E_WEBHOOK_HOST must be reachable from it."""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from homing.operator.kube import Kube
+from homing_e2e import objects
+from homing_e2e.cluster import LocalControlPlane, build_binaries
+from homing_e2e.fake_kubelet import FakeKubelet
+from homing_e2e.operator_process import OperatorProcess
+
+pytestmark = pytest.mark.cluster
+
+
+@pytest.fixture(scope="session")
+def kubeconfig() -> Path:
+    given = os.environ.get("HOMING_E2E_KUBECONFIG")
+    if given:
+        yield Path(given)
+        return
+    build_binaries()
+    cp = LocalControlPlane().start()
+    try:
+        yield cp.kubeconfig
+    finally:
+        cp.stop()
+
+
+@pytest.fixture(scope="session")
+async def kube(kubeconfig: Path) -> Kube:
+    client = await Kube.connect(str(kubeconfig))
+    await objects.install_crd(client)
+    kubelet = FakeKubelet(client)
+    kubelet.start()
+    yield client
+    await kubelet.stop()
+    await client.close()
+
+
+@pytest.fixture(scope="session")
+def operator(kubeconfig: Path, kube: Kube) -> OperatorProcess:
+    workdir = Path(tempfile.mkdtemp(prefix="homing-op-"))
+    proc = OperatorProcess(
+        kubeconfig,
+        workdir,
+        webhook_host=os.environ.get("HOMING_E2E_WEBHOOK_HOST", "127.0.0.1"),
+        env={"HOMING_LIFETIMES__SWEEP_INTERVAL_SECONDS": "5"},
+    )
+    proc.start()
+    yield proc
+    proc.stop()
+    print(f"operator log: {proc.log_path}")
+
+
+@pytest.fixture(autouse=True)
+def operator_running(request: pytest.FixtureRequest) -> None:
+    """Every cluster test starts with a ready operator, whatever the previous one did."""
+    if "operator" in request.fixturenames:
+        op: OperatorProcess = request.getfixturevalue("operator")
+        if op.proc is None or op.proc.poll() is not None:
+            op.start()
+
+
+@pytest.fixture
+async def ns(kube: Kube) -> str:
+    name = f"t-{objects.short_id()}"
+    await objects.namespace(kube, name)
+    return name

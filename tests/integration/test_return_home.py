@@ -1,0 +1,99 @@
+"""Ranked pods come back to the node their rank ran on (issue 2, cases a, b, d)."""
+from __future__ import annotations
+
+import pytest
+
+from homing_e2e import objects as o
+
+pytestmark = pytest.mark.cluster
+
+
+async def _run_then_replace(kube, ns, name, first_node, owner, annotations=None, labels=None):
+    await o.pod(kube, ns, name, owner=owner, annotations=annotations, labels=labels)
+    await o.bind(kube, ns, name, first_node)
+    await o.running(kube, ns, name)
+    await o.delete_pod(kube, ns, name)
+    return await o.pod(kube, ns, name, owner=owner, annotations=annotations, labels=labels)
+
+
+async def test_volcano_task_index_returns_home(kube, operator, ns):
+    a, b = await o.node(kube, f"a-{ns}"), await o.node(kube, f"b-{ns}")
+    owner = await o.owner_stand_in(kube, ns, "llama-train")
+    ann = {"volcano.sh/task-spec": "worker", "volcano.sh/task-index": "3"}
+    sibling = {"volcano.sh/task-spec": "worker", "volcano.sh/task-index": "4"}
+    await o.pod(kube, ns, "llama-train-worker-4", owner=owner, annotations=sibling)
+    await o.bind(kube, ns, "llama-train-worker-4", b)
+    again = await _run_then_replace(kube, ns, "llama-train-worker-3", a, owner, annotations=ann)
+    assert o.home(again) == a
+    assert o.term_values(again, "In", weight=100) == [[a]]
+    assert o.term_values(again, "NotIn", weight=5) == [[b]]  # keep clear of rank 4's home
+    assert o.decision(again)["rank"] == "worker/3"
+    assert o.decision(again)["reason"] == "home"
+
+
+async def test_hccl_rank_index_returns_home(kube, operator, ns):
+    a = await o.node(kube, f"a-{ns}")
+    await o.node(kube, f"b-{ns}")
+    owner = await o.owner_stand_in(kube, ns, "ascend-job")
+    again = await _run_then_replace(kube, ns, "ascend-job-0", a, owner, annotations={"hccl/rankIndex": "0"})
+    assert o.home(again) == a
+    assert o.term_values(again, "In", weight=100) == [[a]]
+
+
+async def test_statefulset_ordinal_returns_home(kube, operator, ns):
+    nodes = [await o.node(kube, f"n{i}-{ns}") for i in range(3)]
+    sts = {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "infer"},
+        "spec": {
+            "replicas": 3,
+            "podManagementPolicy": "Parallel",
+            "serviceName": "infer",
+            "selector": {"matchLabels": {"app": "infer"}},
+            "template": {
+                "metadata": {"labels": {"app": "infer"}},
+                "spec": {"containers": [o.container()], "automountServiceAccountToken": False},
+            },
+        },
+    }
+    await kube.request("POST", f"/apis/apps/v1/namespaces/{ns}/statefulsets", body=sts)
+    for i in range(3):
+        await o.eventually(lambda i=i: o.get_pod(kube, ns, f"infer-{i}"), what=f"infer-{i}")
+        await o.bind(kube, ns, f"infer-{i}", nodes[i])
+        await o.running(kube, ns, f"infer-{i}")
+    first_uid = (await o.get_pod(kube, ns, "infer-1"))["metadata"]["uid"]
+    await o.delete_pod(kube, ns, "infer-1")
+
+    async def recreated():
+        p = await o.get_pod(kube, ns, "infer-1")
+        return p if p["metadata"]["uid"] != first_uid else None
+
+    again = await o.eventually(recreated, what="infer-1 recreated by the StatefulSet controller")
+    assert o.home(again) == nodes[1]
+    assert o.term_values(again, "In", weight=100) == [[nodes[1]]]
+    assert o.term_values(again, "NotIn", weight=5) == [sorted([nodes[0], nodes[2]])]
+
+
+async def test_unhealthy_home_gets_avoid_term_not_home(kube, operator, ns):
+    a = await o.node(kube, f"a-{ns}")
+    await o.node(kube, f"b-{ns}")
+    owner = await o.owner_stand_in(kube, ns, "job")
+    ann = {"volcano.sh/task-index": "0"}
+    await o.pod(kube, ns, "job-0", owner=owner, annotations=ann)
+    await o.bind(kube, ns, "job-0", a)
+    await o.running(kube, ns, "job-0")
+    unhealthy_before = operator.metric("homing_nodes", health="unhealthy")
+    await o.set_node_ready(kube, a, False)
+
+    async def seen() -> bool:
+        return operator.metric("homing_nodes", health="unhealthy") > unhealthy_before
+
+    await o.eventually(seen, what="operator sees the node NotReady")
+    await o.delete_pod(kube, ns, "job-0")
+    again = await o.pod(kube, ns, "job-0", owner=owner, annotations=ann)
+    assert o.home(again) is None
+    assert o.term_values(again, "In") == []
+    assert o.term_values(again, "NotIn", weight=100) == [[a]]
+    assert o.decision(again)["reason"] == "home-faulted"  # it ended there while NotReady: a fault
+
