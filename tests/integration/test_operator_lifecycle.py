@@ -1,0 +1,47 @@
+"""The memory survives an operator restart; pods never wait on a stopped operator
+(issue 2, cases e and f)."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from homing_e2e import objects as o
+
+pytestmark = pytest.mark.cluster
+
+
+async def _remembered(kube, ns, ranks: int):
+    mems = await o.placement_memories(kube, ns)
+    return mems and ((mems[0].get("status") or {}).get("summary") or {}).get("ranks") == ranks
+
+
+async def test_memory_reloaded_after_restart(kube, operator, ns):
+    a = await o.node(kube, f"a-{ns}")
+    await o.node(kube, f"b-{ns}")
+    owner = await o.owner_stand_in(kube, ns, "job")
+    ann = {"volcano.sh/task-index": "0"}
+    await o.pod(kube, ns, "job-0", owner=owner, annotations=ann)
+    await o.bind(kube, ns, "job-0", a)
+    await o.running(kube, ns, "job-0")
+    await o.delete_pod(kube, ns, "job-0")
+    await o.eventually(lambda: _remembered(kube, ns, 1), what="rank written to its PlacementMemory")
+    operator.stop(kill=True)  # no goodbye flush: only what was written survives
+    operator.start()
+    again = await o.pod(kube, ns, "job-0", owner=owner, annotations=ann)
+    assert o.home(again) == a
+    assert o.term_values(again, "In", weight=100) == [[a]]
+
+
+async def test_pods_are_admitted_quickly_while_the_operator_is_down(kube, operator, ns):
+    await o.node(kube, f"a-{ns}")
+    owner = await o.owner_stand_in(kube, ns, "job")
+    operator.stop(kill=True)
+    started = time.monotonic()
+    created = await o.pod(kube, ns, "job-0", owner=owner, annotations={"volcano.sh/task-index": "0"})
+    elapsed = time.monotonic() - started
+    # failurePolicy Ignore: a refused connection admits the pod unpatched at once;
+    # the configured timeoutSeconds (2) bounds the worst case.
+    assert elapsed < 2.5, f"pod creation took {elapsed:.2f}s with the operator down"
+    assert o.decision(created) == {} and o.terms(created) == []
+    operator.start()
