@@ -72,7 +72,6 @@ class Webhook(BaseModel):
     configuration_name: str = "homing"
     manage_configuration: bool = True
     tls_dir: str = "/tmp/homing-tls"
-    tls_secret: str | None = "homing-webhook-tls"  # None: keep the certificate on disk only
     timeout_seconds: int = 2
     deadline_seconds: float = 0.25  # internal budget, well under timeout_seconds
 
@@ -88,7 +87,6 @@ class Settings(BaseSettings):
     webhook: Webhook = Field(default_factory=Webhook)
     metrics_port: int = 8080
     health_port: int = 8081
-    namespace: str = "homing-system"  # where the operator runs
     log_level: str = "info"
 
     @classmethod

@@ -6,7 +6,10 @@ import base64
 from typing import Any
 
 from homing.config import Settings
+from homing.operator import logs
 from homing.operator.kube import Kube, KubeError
+
+log = logs.get("homing.webhook")
 
 WEBHOOK_PATH = "/homing-pods"
 API_PATH = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
@@ -59,8 +62,10 @@ def configuration(settings: Settings, ca_pem: bytes | None) -> dict[str, Any]:
     }
 
 
-async def ensure(kube: Kube, settings: Settings, ca_pem: bytes) -> None:
-    """Create the configuration, or bring the installed one up to date with our CA."""
+async def ensure(kube: Kube, settings: Settings, ca_pem: bytes) -> bool:
+    """Create the configuration, or bring the installed one up to date with our CA.
+    False when it is missing and may not be created (in-cluster RBAC grants no create):
+    pods are then admitted unchanged, which is safe, and the log says how to fix it."""
     wanted = configuration(settings, ca_pem)
     name = settings.webhook.configuration_name
     try:
@@ -68,7 +73,14 @@ async def ensure(kube: Kube, settings: Settings, ca_pem: bytes) -> None:
     except KubeError as err:
         if err.status != 404:
             raise
-        await kube.request("POST", API_PATH, body=wanted)
-        return
+        try:
+            await kube.request("POST", API_PATH, body=wanted)
+        except KubeError as denied:
+            if denied.status != 403:
+                raise
+            log.error("webhook configuration missing and not creatable; re-apply manifests/webhook.yaml", name=name)
+            return False
+        return True
     current["webhooks"] = wanted["webhooks"]
     await kube.request("PUT", f"{API_PATH}/{name}", body=current)
+    return True

@@ -1,0 +1,241 @@
+"""The install manifests: `kubectl apply -k manifests/` is accepted by a real API
+server, the generated files match their generators, and the RBAC grants exactly what
+the operator needs (checked with SubjectAccessReview for its ServiceAccount)."""
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from homing.config import Settings
+from homing.operator.kube import Kube, KubeError
+from homing.tools import gencrd, genmanifests
+from homing_e2e import objects
+from homing_e2e.cluster import BIN_DIR
+
+pytestmark = pytest.mark.cluster
+
+ROOT = Path(__file__).resolve().parents[2]
+MANIFESTS = ROOT / "manifests"
+NAMESPACE = "homing-system"
+SA_USER = f"system:serviceaccount:{NAMESPACE}:homing"
+SA_GROUPS = ["system:serviceaccounts", f"system:serviceaccounts:{NAMESPACE}", "system:authenticated"]
+
+EXPECTED_OBJECTS = {
+    "namespace/homing-system",
+    "customresourcedefinition.apiextensions.k8s.io/placementmemories.homing.io",
+    "serviceaccount/homing",
+    "clusterrole.rbac.authorization.k8s.io/homing",
+    "clusterrolebinding.rbac.authorization.k8s.io/homing",
+    "service/homing-webhook",
+    "deployment.apps/homing",
+    "mutatingwebhookconfiguration.admissionregistration.k8s.io/homing",
+}
+
+
+def kubectl(kubeconfig: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(BIN_DIR / "kubectl"), f"--kubeconfig={kubeconfig}", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def ok(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode == 0, f"kubectl {result.args[2:]} failed:\n{result.stderr}{result.stdout}"
+    return result.stdout
+
+
+def _really_apply(kubeconfig: Path, *files: str) -> Iterator[None]:
+    """Applies the files for real; at the end deletes what did not exist before, so a
+    real installation (HOMING_E2E_KUBECONFIG) is left as it was."""
+    paths = [f"--filename={MANIFESTS / f}" for f in files]
+    existing = set(ok(kubectl(kubeconfig, "get", *paths, "--ignore-not-found", "-o", "name")).split())
+    created = set(ok(kubectl(kubeconfig, "apply", *paths, "-o", "name")).split()) - existing
+    yield
+    if created:
+        kubectl(kubeconfig, "delete", *sorted(created), "--wait=false", "--ignore-not-found")
+
+
+@pytest.fixture(scope="module")
+def installed_namespace(kubeconfig: Path) -> Iterator[None]:
+    yield from _really_apply(kubeconfig, "namespace.yaml")
+
+
+@pytest.fixture(scope="module")
+def installed_rbac(kubeconfig: Path, installed_namespace: None) -> Iterator[None]:
+    yield from _really_apply(kubeconfig, "serviceaccount.yaml", "rbac.yaml")
+
+
+@pytest.fixture
+async def rbac_in_effect(kube: Kube, installed_rbac: None) -> None:
+    """The authorizer sees new bindings after a moment: wait for one granted verb, so
+    that denials are not merely "not yet"."""
+
+    async def seen() -> bool:
+        return await allowed(kube, "watch", "homing.io", "placementmemories", "", "", "")
+
+    await objects.eventually(seen, timeout=30, what="the homing ClusterRoleBinding in effect")
+
+
+# -- generated files ---------------------------------------------------------------------
+
+
+def test_webhook_manifest_is_generated() -> None:
+    assert (MANIFESTS / "webhook.yaml").read_text() == genmanifests.render_webhook(), (
+        "manifests/webhook.yaml is stale: run `python -m homing.tools.genmanifests`"
+    )
+
+
+def test_webhook_manifest_is_what_the_operator_writes() -> None:
+    from homing.operator.webhookconfig import configuration
+
+    assert yaml.safe_load((MANIFESTS / "webhook.yaml").read_text()) == configuration(Settings(), None)
+
+
+def test_crd_is_generated() -> None:
+    assert (ROOT / "crds" / "placementmemory.yaml").read_text() == gencrd.render(), (
+        "crds/placementmemory.yaml is stale: run `python -m homing.tools.gencrd`"
+    )
+
+
+def test_config_example_is_valid(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The example ConfigMap's file loads into Settings (unknown keys are refused)."""
+    cm = yaml.safe_load((MANIFESTS / "examples" / "config.yaml").read_text())
+    assert (cm["kind"], cm["metadata"]["name"], cm["metadata"]["namespace"]) == ("ConfigMap", "homing-config", NAMESPACE)
+    file = tmp_path / "config.yaml"
+    file.write_text(cm["data"]["config.yaml"])
+    for name in [n for n in os.environ if n.startswith("HOMING_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("HOMING_CONFIG_FILE", str(file))
+    settings = Settings()
+    given = yaml.safe_load(file.read_text())
+    assert {"weights", "scope", "lifetimes"} <= set(given)
+    for section, values in given.items():
+        for key, value in values.items():
+            assert getattr(getattr(settings, section), key) == value, f"{section}.{key}"
+
+
+def test_deployment_matches_the_settings() -> None:
+    """Ports, probes and names in deployment.yaml agree with the defaults the code uses."""
+    s = Settings()
+    dep = yaml.safe_load((MANIFESTS / "deployment.yaml").read_text())
+    pod = dep["spec"]["template"]["spec"]
+    (c,) = pod["containers"]
+    ports = {p["name"]: p["containerPort"] for p in c["ports"]}
+    assert ports == {"webhook": s.webhook.port, "metrics": s.metrics_port, "health": s.health_port}
+    env = {e["name"]: e.get("value") for e in c["env"]}
+    assert env["HOMING_WEBHOOK__SERVICE_NAME"] == s.webhook.service_name
+    assert env["HOMING_WEBHOOK__SERVICE_NAMESPACE"] == s.webhook.service_namespace == NAMESPACE
+    assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
+    assert s.webhook.tls_dir.startswith("/tmp/")
+    assert {"name": "tmp", "mountPath": "/tmp"} in c["volumeMounts"]
+    assert dep["spec"]["replicas"] == 1
+    svc = yaml.safe_load((MANIFESTS / "service.yaml").read_text())
+    assert svc["metadata"]["name"] == s.webhook.service_name
+    assert {"name": "webhook", "port": 443, "targetPort": "webhook", "protocol": "TCP"} in svc["spec"]["ports"]
+
+
+# -- the API server's view ---------------------------------------------------------------
+
+
+async def test_kustomization_applies(kubeconfig: Path, kube: Kube, installed_namespace: None) -> None:
+    """Server-side dry run of everything; the namespace exists for real (namespaced
+    objects cannot be dry-run into a namespace that does not exist)."""
+    out = ok(kubectl(kubeconfig, "apply", "-k", str(MANIFESTS), "--dry-run=server", "-o", "name"))
+    assert set(out.split()) == EXPECTED_OBJECTS
+    with pytest.raises(KubeError) as err:  # a dry run: nothing was made
+        await kube.request("GET", f"/apis/apps/v1/namespaces/{NAMESPACE}/deployments/homing")
+    assert err.value.status == 404
+
+
+# (verb, group, resource, subresource, namespace, name)
+NEEDED = [
+    *[("list", "", r, "", "", "") for r in ("pods", "nodes", "namespaces")],
+    *[("watch", "", r, "", "", "") for r in ("pods", "nodes", "namespaces")],
+    ("list", "apps", "replicasets", "", "", ""),
+    ("watch", "apps", "replicasets", "", "", ""),
+    ("list", "homing.io", "placementmemories", "", "", ""),
+    ("watch", "homing.io", "placementmemories", "", "", ""),
+    ("create", "homing.io", "placementmemories", "", "team-a", ""),
+    ("delete", "homing.io", "placementmemories", "", "team-a", "deployment-llama-0123"),
+    ("patch", "homing.io", "placementmemories", "status", "team-a", "deployment-llama-0123"),
+    ("create", "", "events", "", "team-a", ""),
+    ("create", "", "events", "", NAMESPACE, ""),
+    ("list", "apiextensions.k8s.io", "customresourcedefinitions", "", "", ""),
+    ("watch", "apiextensions.k8s.io", "customresourcedefinitions", "", "", ""),
+    ("get", "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "", "", "homing"),
+    ("update", "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "", "", "homing"),
+]
+
+FORBIDDEN = [
+    ("delete", "", "pods", "", "team-a", "p"),
+    ("create", "", "pods", "", "team-a", ""),
+    ("patch", "", "pods", "", "team-a", "p"),
+    ("create", "", "pods", "eviction", "team-a", "p"),
+    ("create", "", "pods", "binding", "team-a", "p"),
+    ("update", "", "nodes", "", "", "n"),
+    ("patch", "", "nodes", "", "", "n"),
+    ("patch", "", "namespaces", "", "", "team-a"),
+    ("get", "", "secrets", "", NAMESPACE, "homing-webhook-tls"),
+    ("list", "", "secrets", "", "", ""),
+    ("create", "", "secrets", "", NAMESPACE, ""),
+    ("list", "", "configmaps", "", "", ""),
+    ("patch", "", "events", "", "team-a", "e"),
+    ("delete", "", "events", "", "team-a", "e"),
+    ("delete", "apps", "replicasets", "", "team-a", "r"),
+    ("update", "apps", "deployments", "", "team-a", "d"),
+    ("update", "homing.io", "placementmemories", "", "team-a", "m"),
+    ("patch", "homing.io", "placementmemories", "", "team-a", "m"),
+    ("deletecollection", "homing.io", "placementmemories", "", "team-a", ""),
+    ("create", "apiextensions.k8s.io", "customresourcedefinitions", "", "", ""),
+    ("update", "apiextensions.k8s.io", "customresourcedefinitions", "", "", "placementmemories.homing.io"),
+    ("delete", "apiextensions.k8s.io", "customresourcedefinitions", "", "", "placementmemories.homing.io"),
+    ("create", "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "", "", "other"),
+    ("create", "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "", "", ""),
+    ("update", "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "", "", "other"),
+    ("get", "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "", "", "other"),
+    ("list", "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "", "", ""),
+    ("delete", "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "", "", "homing"),
+    ("patch", "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "", "", "homing"),
+    ("update", "admissionregistration.k8s.io", "validatingwebhookconfigurations", "", "", "homing"),
+    ("create", "rbac.authorization.k8s.io", "clusterrolebindings", "", "", ""),
+    ("escalate", "rbac.authorization.k8s.io", "clusterroles", "", "", "homing"),
+    ("impersonate", "", "serviceaccounts", "", NAMESPACE, "default"),
+]
+
+
+async def allowed(kube: Kube, verb: str, group: str, resource: str, sub: str, ns: str, name: str) -> bool:
+    attrs = {"verb": verb, "group": group, "resource": resource}
+    attrs.update({k: v for k, v in {"subresource": sub, "namespace": ns, "name": name}.items() if v})
+    review = await kube.request(
+        "POST",
+        "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+        body={
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SubjectAccessReview",
+            "spec": {"user": SA_USER, "groups": SA_GROUPS, "resourceAttributes": attrs},
+        },
+    )
+    return bool(review.get("status", {}).get("allowed"))
+
+
+def _show(case: tuple[str, ...]) -> str:
+    verb, group, resource, sub, ns, name = case
+    what = f"{resource}.{group}" if group else resource
+    return f"{verb} {what}{'/' + sub if sub else ''} {ns or '*'}/{name or '*'}"
+
+
+async def test_rbac_grants_what_the_operator_uses(kube: Kube, rbac_in_effect: None) -> None:
+    missing = [_show(c) for c in NEEDED if not await allowed(kube, *c)]
+    assert not missing, f"not allowed, but the operator needs: {missing}"
+
+
+async def test_rbac_denies_the_rest(kube: Kube, rbac_in_effect: None) -> None:
+    granted = [_show(c) for c in FORBIDDEN if await allowed(kube, *c)]
+    assert not granted, f"allowed, but the operator never does this: {granted}"
