@@ -39,6 +39,12 @@ class Stats:
     elsewhere: int = 0
 
 
+def rank_index(key: str) -> int:
+    """The number block arithmetic uses: the last part of `<spec>/<index>` or `<g>/<w>`."""
+    tail = key.rsplit("/", 1)[-1]
+    return int(tail) if tail.isdigit() else 0
+
+
 @dataclass(slots=True)
 class OwnerMemory:
     owner: OwnerRef
@@ -46,4 +52,25 @@ class OwnerMemory:
     ranks: dict[str, RankEntry] = field(default_factory=dict)
     pool: dict[str, PoolEntry] = field(default_factory=dict)
     stats: Stats = field(default_factory=Stats)
-    version: int = 0  # bumped on every change; caches derived from the memory key on it
+    # Derived from `ranks`, kept up to date by the rules so that an admission never
+    # scans every rank of a 4,096-rank owner: ranks per home node, rank keys per index.
+    home_counts: dict[str, int] = field(default_factory=dict)
+    keys_by_index: dict[int, list[str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.home_counts.clear()
+        self.keys_by_index.clear()
+        for key, entry in self.ranks.items():
+            self.link(key, entry.node)
+
+    def link(self, key: str, node: str) -> None:
+        self.home_counts[node] = self.home_counts.get(node, 0) + 1
+        self.keys_by_index.setdefault(rank_index(key), []).append(key)
+
+    def move_home(self, old: str, new: str) -> None:
+        left = self.home_counts[old] - 1
+        if left:
+            self.home_counts[old] = left
+        else:
+            del self.home_counts[old]
+        self.home_counts[new] = self.home_counts.get(new, 0) + 1

@@ -13,19 +13,19 @@ def record_bind(mem: OwnerMemory, rank: str | None, node: str, topology: Topolog
             mem.pool[node] = PoolEntry(last_used=now)
         else:
             entry.last_used = now
-        mem.version += 1
         return True
     entry = mem.ranks.get(rank)
     if entry is None:
         mem.ranks[rank] = RankEntry(node=node, bound_at=now, topology=topology)
+        mem.link(rank, node)
     elif entry.node != node:
+        mem.move_home(entry.node, node)
         entry.previous_node, entry.node = entry.node, node
         entry.bound_at, entry.topology, entry.warm = now, topology, False
     else:
         if entry.topology == topology:
             return False  # the same binding seen again (a resync): nothing to write
         entry.topology = topology
-    mem.version += 1
     return True
 
 
@@ -44,7 +44,6 @@ def mark_warm(mem: OwnerMemory, rank: str | None, node: str, now: float) -> bool
         if rank_entry is None or rank_entry.node != node or rank_entry.warm:
             return False
         rank_entry.warm = True
-    mem.version += 1
     return True
 
 
@@ -56,7 +55,6 @@ def record_fault(mem: OwnerMemory, rank: str, node: str, now: float, keep_for: f
     marks = [m for m in entry.faults or () if m.node != node and now - m.at < keep_for]
     marks.append(FaultMark(node=node, at=now))
     entry.faults = marks
-    mem.version += 1
     return True
 
 
@@ -74,6 +72,4 @@ def drop_expired_faults(mem: OwnerMemory, now: float, keep_for: float) -> bool:
             if len(kept) != len(entry.faults):
                 entry.faults = kept or None
                 changed = True
-    if changed:
-        mem.version += 1
     return changed

@@ -1,0 +1,155 @@
+"""Engine benchmark (issue 2): decision time for one pod of an owner with 4,096
+remembered ranks on a 5,000-node snapshot, and memory per remembered rank.
+
+    .venv/bin/python bench/engine.py [--decisions 5000] [--ranks 4096] [--nodes 5000]
+
+Prints a table and merges its keys into bench/results/engine.json."""
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import platform
+import random
+import statistics
+import time
+import tracemalloc
+from pathlib import Path
+
+from homing.config import Settings
+from homing.engine.admission import decide
+from homing.engine.identity import WorkloadIndex
+from homing.engine.memory.index import MemoryIndex
+from homing.engine.model import ClusterSnapshot, Health, NodeState, OwnerRef
+
+RESULTS = Path(__file__).resolve().parent / "results" / "engine.json"
+
+
+def snapshot(nodes: int, rng: random.Random) -> ClusterSnapshot:
+    snap = ClusterSnapshot()
+    for i in range(nodes):
+        health = Health.UNHEALTHY if rng.random() < 0.01 else Health.HEALTHY
+        name = f"node-{i:05d}"
+        snap.nodes[name] = NodeState(name, health, (("rack", str(i // 8)), ("superPod", str(i // 48))))
+    return snap
+
+
+def owner(i: int) -> OwnerRef:
+    return OwnerRef(api_version="batch.volcano.sh/v1alpha1", kind="Job", name=f"train-{i}", namespace="ai", uid=f"uid-{i:08d}")
+
+
+def remember(index: MemoryIndex, snap: ClusterSnapshot, who: OwnerRef, ranks: int, rng: random.Random) -> None:
+    names = rng.sample(sorted(snap.nodes), ranks)
+    now = time.time()
+    for r, node in enumerate(names):
+        index.record_bind(who, f"worker/{r}", node, snap.topology(node), now)
+        index.mark_warm(who, f"worker/{r}", node, now)
+    for r in rng.sample(range(ranks), ranks // 100):  # 1% of ranks carry a fault mark
+        index.record_fault(who.uid, f"worker/{r}", rng.choice(names), now, 3600)
+
+
+def pod_of(who: OwnerRef, rank: int) -> dict:
+    return {
+        "metadata": {
+            "namespace": who.namespace,
+            "generateName": f"{who.name}-worker-",
+            "annotations": {"volcano.sh/task-spec": "worker", "volcano.sh/task-index": str(rank)},
+            "ownerReferences": [
+                {"apiVersion": who.api_version, "kind": who.kind, "name": who.name, "uid": who.uid, "controller": True}
+            ],
+        },
+        "spec": {"containers": [{"name": "main", "resources": {"requests": {"huawei.com/Ascend910": "8"}}}]},
+    }
+
+
+def percentile(samples: list[float], p: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def time_decisions(index, snap, who, ranks, decisions, settings, rng, churn: bool) -> list[float]:
+    """Milliseconds per decide(); with churn, a rank re-binds before every decision
+    (a gang restart: bindings and admissions interleave, so cached views go stale)."""
+    workloads = WorkloadIndex()
+    node_names = sorted(snap.nodes)
+    times = []
+    for _ in range(decisions):
+        rank = rng.randrange(ranks)
+        if churn:
+            index.record_bind(who, f"worker/{rng.randrange(ranks)}", rng.choice(node_names), (), time.time())
+        pod = pod_of(who, rank)
+        start = time.perf_counter()
+        decision = decide(pod, index, workloads, snap, settings, time.time())
+        times.append((time.perf_counter() - start) * 1000)
+        assert decision.outcome in ("home", "none"), decision
+    return times
+
+
+def bytes_per_rank(ranks_total: int, nodes: int, rng: random.Random) -> float:
+    """Memory held by the index per remembered rank (owners of 1,024 ranks)."""
+    snap = snapshot(nodes, rng)
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    index = MemoryIndex()
+    for i in range(ranks_total // 1024):
+        remember(index, snap, owner(i), 1024, rng)
+    gc.collect()
+    after = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    assert index.rank_count == ranks_total
+    return (after - before) / ranks_total
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--decisions", type=int, default=5000)
+    ap.add_argument("--ranks", type=int, default=4096)
+    ap.add_argument("--nodes", type=int, default=5000)
+    ap.add_argument("--memory-ranks", type=int, default=131072)
+    args = ap.parse_args()
+    rng = random.Random(7)
+    settings = Settings()
+    snap = snapshot(args.nodes, rng)
+    index = MemoryIndex()
+    who = owner(0)
+    remember(index, snap, who, args.ranks, rng)
+
+    start = time.perf_counter()
+    decide(pod_of(who, 0), index, WorkloadIndex(), snap, settings, time.time())
+    cold_ms = (time.perf_counter() - start) * 1000
+    steady = time_decisions(index, snap, who, args.ranks, args.decisions, settings, rng, churn=False)
+    churn = time_decisions(index, snap, who, args.ranks, args.decisions // 5, settings, rng, churn=True)
+    per_rank = bytes_per_rank(args.memory_ranks, args.nodes, rng)
+
+    result = {
+        "decision_p50_ms": round(statistics.median(steady), 4),
+        "decision_p99_ms": round(percentile(steady, 99), 4),
+        "decision_cold_ms": round(cold_ms, 4),
+        "decision_churn_p50_ms": round(statistics.median(churn), 4),
+        "decision_churn_p99_ms": round(percentile(churn, 99), 4),
+        "bytes_per_rank": round(per_rank, 1),
+        "engine_setup": {
+            "ranks": args.ranks,
+            "nodes": args.nodes,
+            "decisions": args.decisions,
+            "memory_ranks": args.memory_ranks,
+            "python": platform.python_version(),
+            "machine": platform.machine(),
+        },
+    }
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    merged = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    merged.update(result)
+    RESULTS.write_text(json.dumps(merged, indent=2, sort_keys=True) + "\n")
+    print(f"{'decision p50 (ms)':<28}{result['decision_p50_ms']:>10}   target p99 <= 1 ms")
+    print(f"{'decision p99 (ms)':<28}{result['decision_p99_ms']:>10}")
+    print(f"{'first decision (ms)':<28}{result['decision_cold_ms']:>10}   the owner's first admission")
+    print(f"{'with churn p50 (ms)':<28}{result['decision_churn_p50_ms']:>10}   a re-bind before every decision")
+    print(f"{'with churn p99 (ms)':<28}{result['decision_churn_p99_ms']:>10}")
+    print(f"{'bytes per rank':<28}{result['bytes_per_rank']:>10}   target <= 1024")
+    print(f"wrote {RESULTS}")
+
+
+if __name__ == "__main__":
+    main()
