@@ -26,7 +26,13 @@ class Store:
     async def load(self, index: MemoryIndex) -> int:
         """Adopt every valid PlacementMemory; returns how many were loaded."""
         loaded = 0
-        for item in await self.kube.list_all(f"/apis/{GROUP}/{VERSION}/{PLURAL}"):
+        try:
+            items = await self.kube.list_all(f"/apis/{GROUP}/{VERSION}/{PLURAL}")
+        except KubeError as err:
+            if err.status == 404:
+                raise RuntimeError("the PlacementMemory CRD is not installed: kubectl apply -k manifests/") from err
+            raise
+        for item in items:
             meta = item.get("metadata") or {}
             try:
                 status = PlacementMemoryStatus.model_validate(item.get("status") or {})

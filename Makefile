@@ -1,0 +1,45 @@
+# homing: `make test` runs every test (the first run builds the control-plane
+# binaries from their Go modules); `make demo` tells the evict-and-return story.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: all venv binaries test test-engine test-integration bench demo crds manifests clean
+
+all: test
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+binaries:
+	bash e2e/build-binaries.sh
+
+test: venv binaries
+	$(PY) -m pytest -q -p no:cacheprovider
+
+test-engine: venv
+	$(PY) -m pytest -q tests/engine
+
+test-integration: venv binaries
+	$(PY) -m pytest -q tests/integration
+
+bench: venv
+	$(PY) bench/engine.py
+
+demo: venv binaries
+	$(PY) e2e/demo.py
+
+crds: venv
+	$(PY) -m homing.tools.gencrd crds/placementmemory.yaml
+
+manifests: venv
+	$(PY) -m homing.tools.genmanifests manifests
+
+clean:
+	rm -rf $(VENV) e2e/.bin .pytest_cache .hypothesis
