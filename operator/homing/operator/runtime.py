@@ -46,7 +46,7 @@ def never_raises(method: Callable[..., Any]) -> Callable[..., Any]:
 class Runtime:
     def __init__(self, settings: Settings, store: Store | None = None, events: EventPoster | None = None) -> None:
         self.settings = settings
-        self.index = MemoryIndex()
+        self.index = MemoryIndex(max_ranks_per_owner=settings.bounds.max_ranks_per_owner)
         self.workloads = WorkloadIndex()
         self.snapshot = ClusterSnapshot()
         self.opted_in: set[str] = set()  # namespaces labelled for homing

@@ -67,10 +67,21 @@ class OwnerMemory:
         self.home_counts[node] = self.home_counts.get(node, 0) + 1
         self.keys_by_index.setdefault(rank_index(key), []).append(key)
 
-    def move_home(self, old: str, new: str) -> None:
-        left = self.home_counts[old] - 1
+    def _uncount(self, node: str) -> None:
+        left = self.home_counts[node] - 1
         if left:
-            self.home_counts[old] = left
+            self.home_counts[node] = left
         else:
-            del self.home_counts[old]
+            del self.home_counts[node]
+
+    def move_home(self, old: str, new: str) -> None:
+        self._uncount(old)
         self.home_counts[new] = self.home_counts.get(new, 0) + 1
+
+    def drop_rank(self, key: str) -> None:
+        entry = self.ranks.pop(key)
+        self._uncount(entry.node)
+        keys = self.keys_by_index[rank_index(key)]
+        keys.remove(key)
+        if not keys:
+            del self.keys_by_index[rank_index(key)]

@@ -27,6 +27,7 @@ class MemoryIndex:
     promises: dict[str, dict[str, float]] = field(default_factory=dict)  # owner -> node -> expiry
     dirty: set[str] = field(default_factory=set)  # owners whose custom resource is behind
     rank_count: int = 0
+    max_ranks_per_owner: int = 8192  # keeps one PlacementMemory under etcd's object limit
     _topologies: dict[Topology, Topology] = field(default_factory=dict)
 
     # -- owners ---------------------------------------------------------------
@@ -72,6 +73,10 @@ class MemoryIndex:
         mem = self.ensure(owner, now)
         before = len(mem.ranks)
         changed = rules.record_bind(mem, rank, sys.intern(node), self._intern(topology), now)
+        if len(mem.ranks) > self.max_ranks_per_owner:
+            rules.drop_oldest_rank(mem)
+        if len(mem.pool) > self.max_ranks_per_owner:
+            del mem.pool[min(mem.pool, key=lambda n: (mem.pool[n].last_used, n))]
         self.rank_count += len(mem.ranks) - before
         self.release_promise(owner.uid, node)
         return self._changed(mem, changed)

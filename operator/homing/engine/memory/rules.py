@@ -29,6 +29,13 @@ def record_bind(mem: OwnerMemory, rank: str | None, node: str, topology: Topolog
     return True
 
 
+def drop_oldest_rank(mem: OwnerMemory) -> str:
+    """Over the per-owner bound: forget the rank bound longest ago (a scan, but only at the bound)."""
+    key = min(mem.ranks, key=lambda k: (mem.ranks[k].bound_at, k))
+    mem.drop_rank(key)
+    return key
+
+
 def mark_warm(mem: OwnerMemory, rank: str | None, node: str, now: float) -> bool:
     """A container started on `node`: its image is there now."""
     mem.last_seen = now
