@@ -97,3 +97,52 @@ async def test_unhealthy_home_gets_avoid_term_not_home(kube, operator, ns):
     assert o.term_values(again, "NotIn", weight=100) == [[a]]
     assert o.decision(again)["reason"] == "home-faulted"  # it ended there while NotReady: a fault
 
+
+
+async def test_vanished_home_gets_no_term(kube, operator, ns):
+    a = await o.node(kube, f"a-{ns}")
+    await o.node(kube, f"b-{ns}")
+    owner = await o.owner_stand_in(kube, ns, "job")
+    ann = {"volcano.sh/task-index": "0"}
+    await o.pod(kube, ns, "job-0", owner=owner, annotations=ann)
+    await o.bind(kube, ns, "job-0", a)
+    await o.running(kube, ns, "job-0")
+    await o.delete_pod(kube, ns, "job-0")
+    await kube.request("DELETE", f"/api/v1/nodes/{a}")
+    await o.eventually(lambda: _log_mentions(operator, "node gone", a), what="operator saw the node go")
+    again = await o.pod(kube, ns, "job-0", owner=owner, annotations=ann)
+    assert o.home(again) is None and o.terms(again) == []
+    assert o.decision(again)["reason"] == "home-gone"
+
+
+async def test_placed_away_from_a_busy_home_is_counted_and_explained(kube, operator, ns):
+    a, b = await o.node(kube, f"a-{ns}"), await o.node(kube, f"b-{ns}")
+    owner = await o.owner_stand_in(kube, ns, "job")
+    await o.pod(kube, ns, "job-0", owner=owner, annotations={"volcano.sh/task-index": "0"})
+    await o.bind(kube, ns, "job-0", a)
+    await o.running(kube, ns, "job-0")
+    await o.delete_pod(kube, ns, "job-0")
+    # Rank 1 takes rank 0's node meanwhile; rank 0 comes back and is sent elsewhere.
+    await o.pod(kube, ns, "job-1", owner=owner, annotations={"volcano.sh/task-index": "1"})
+    await o.bind(kube, ns, "job-1", a)
+    await o.running(kube, ns, "job-1")
+    again = await o.pod(kube, ns, "job-0", owner=owner, annotations={"volcano.sh/task-index": "0"})
+    assert o.home(again) == a
+    await o.bind(kube, ns, "job-0", b)
+
+    async def explained():
+        got = await kube.request("GET", f"/api/v1/namespaces/{ns}/events", query=[("fieldSelector", "reason=PlacedAwayFromHome")])
+        return got["items"]
+
+    events = await o.eventually(explained, what="PlacedAwayFromHome Event")
+    assert "home-busy" in events[0]["message"] and b in events[0]["message"]
+
+    async def counted():
+        mems = await o.placement_memories(kube, ns)
+        return mems and mems[0]["status"]["stats"]["elsewhere"] == 1
+
+    await o.eventually(counted, what="elsewhere counted in the PlacementMemory")
+
+
+async def _log_mentions(operator, event: str, node_name: str) -> bool:
+    return any(event in line and node_name in line for line in operator.log_path.read_text().splitlines())
