@@ -27,9 +27,12 @@ class WorkloadIndex:
 
 def controller_ref(meta: dict, namespace: str) -> OwnerRef | None:
     """The ownerReference marked controller: true, if there is one and it is well formed."""
-    for ref in meta.get("ownerReferences") or ():
+    refs = meta.get("ownerReferences")
+    for ref in refs if isinstance(refs, list) else ():
         if not isinstance(ref, dict) or not ref.get("controller"):
             continue
+        if not ref.get("uid") or not ref.get("name") or not ref.get("kind"):
+            return None
         try:
             return OwnerRef(
                 api_version=str(ref["apiVersion"]),

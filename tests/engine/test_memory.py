@@ -1,0 +1,373 @@
+"""SPEC 2: the memory rules and the MemoryIndex (binds, warm, faults, pool, promises,
+live pods, TTL and size bound, the rank counter)."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
+
+from homing.engine.memory import LivePod, MemoryIndex, OwnerMemory, RankEntry
+from homing.engine.memory import rules
+
+from .helpers import NOW, assert_derived_consistent, memory, owner
+
+TOPO_A = (("rack", "1"), ("superPod", "5"))
+TOPO_B = (("rack", "2"), ("superPod", "5"))
+HOUR = 3600.0
+
+
+# -- record_bind ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "before, bind, changed, after",
+    [
+        pytest.param(None, ("n1", TOPO_A), True, dict(node="n1", previous_node=None, warm=False, topology=TOPO_A,
+                                                        bound_at=NOW), id="first-bind"),
+        pytest.param(("n1", TOPO_A, True), ("n2", TOPO_B), True,
+                     dict(node="n2", previous_node="n1", warm=False, topology=TOPO_B, bound_at=NOW), id="move"),
+        pytest.param(("n1", TOPO_A, True), ("n1", TOPO_A), False,
+                     dict(node="n1", previous_node=None, warm=True, topology=TOPO_A, bound_at=NOW - 10),
+                     id="same-binding-no-change"),
+        pytest.param(("n1", TOPO_A, True), ("n1", TOPO_B), True,
+                     dict(node="n1", previous_node=None, warm=True, topology=TOPO_B), id="same-node-new-topology"),
+        pytest.param(("n1", (), False), ("n2", ()), True, dict(node="n2", previous_node="n1", warm=False),
+                     id="move-cold"),
+    ],
+)
+def test_record_bind(before, bind, changed, after):
+    ranks = {"1": RankEntry(node="n1", bound_at=NOW - 10)}  # a sibling sharing n1
+    if before is not None:
+        node, topo, warm = before
+        ranks["3"] = RankEntry(node=node, bound_at=NOW - 10, topology=topo, warm=warm)
+    mem = OwnerMemory(owner=owner(), last_seen=NOW - 100, ranks=ranks)
+    assert rules.record_bind(mem, "3", bind[0], bind[1], NOW) is changed
+    entry = mem.ranks["3"]
+    for attr, value in after.items():
+        assert getattr(entry, attr) == value, attr
+    assert mem.last_seen == NOW
+    assert_derived_consistent(mem)
+
+
+def test_move_back_records_the_node_left():
+    mem = OwnerMemory(owner=owner(), last_seen=NOW)
+    for t, node in enumerate(["n1", "n2", "n1"]):
+        rules.record_bind(mem, "0", node, (), NOW + t)
+    assert (mem.ranks["0"].node, mem.ranks["0"].previous_node) == ("n1", "n2")
+
+
+def test_rankless_bind_goes_to_the_pool():
+    mem = OwnerMemory(owner=owner(), last_seen=NOW)
+    assert rules.record_bind(mem, None, "n1", (), NOW) is True
+    assert mem.ranks == {} and set(mem.pool) == {"n1"}
+    assert (mem.pool["n1"].last_used, mem.pool["n1"].warm) == (NOW, False)
+    rules.record_bind(mem, None, "n1", (), NOW + 50)
+    assert mem.pool["n1"].last_used == NOW + 50
+    rules.record_bind(mem, None, "n2", (), NOW + 60)
+    assert set(mem.pool) == {"n1", "n2"}
+
+
+# -- mark_warm ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "rank, node, changed, warm_after",
+    [
+        pytest.param("0", "n-now", True, True, id="current-node"),
+        pytest.param("0", "n-before", False, False, id="previous-node"),
+        pytest.param("0", "n-other", False, False, id="other-node"),
+        pytest.param("9", "n-now", False, None, id="unknown-rank"),
+    ],
+)
+def test_mark_warm_only_for_current_node(rank, node, changed, warm_after):
+    mem = OwnerMemory(owner=owner(), last_seen=NOW)
+    rules.record_bind(mem, "0", "n-before", (), NOW)
+    rules.record_bind(mem, "0", "n-now", (), NOW)
+    assert rules.mark_warm(mem, rank, node, NOW) is changed
+    assert "9" not in mem.ranks
+    if warm_after is not None:
+        assert mem.ranks[rank].warm is warm_after
+
+
+def test_mark_warm_twice_is_one_change():
+    mem = OwnerMemory(owner=owner(), last_seen=NOW)
+    rules.record_bind(mem, "0", "n1", (), NOW)
+    assert rules.mark_warm(mem, "0", "n1", NOW) is True
+    assert rules.mark_warm(mem, "0", "n1", NOW) is False
+    assert mem.ranks["0"].warm is True
+
+
+def test_move_resets_warm():
+    mem = OwnerMemory(owner=owner(), last_seen=NOW)
+    rules.record_bind(mem, "0", "n1", (), NOW)
+    rules.mark_warm(mem, "0", "n1", NOW)
+    rules.record_bind(mem, "0", "n2", (), NOW + 1)
+    assert mem.ranks["0"].warm is False
+
+
+def test_rankless_warm_marks_pool_entry():
+    mem = OwnerMemory(owner=owner(), last_seen=NOW)
+    assert rules.mark_warm(mem, None, "n1", NOW) is True
+    assert mem.pool["n1"].warm is True
+    assert rules.mark_warm(mem, None, "n1", NOW) is False
+    rules.record_bind(mem, None, "n1", (), NOW + 5)
+    assert mem.pool["n1"].warm is True, "a re-bind on a warm pool node keeps it warm"
+
+
+# -- faults ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "marks, now, expected",
+    [
+        pytest.param([("f1", NOW)], NOW, ["f1"], id="fresh"),
+        pytest.param([("f1", NOW)], NOW + HOUR - 1, ["f1"], id="just-before-expiry"),
+        pytest.param([("f1", NOW)], NOW + HOUR, [], id="at-expiry"),
+        pytest.param([("f1", NOW), ("f2", NOW - HOUR)], NOW, ["f1"], id="one-expired"),
+        pytest.param([("f2", NOW), ("f1", NOW)], NOW, ["f1", "f2"], id="sorted"),
+        pytest.param([], NOW, [], id="none"),
+    ],
+)
+def test_active_faults(marks, now, expected):
+    mem = memory(ranks={"0": "home"}, faults={"0": marks})
+    assert rules.active_faults(mem.ranks["0"], now, HOUR) == expected
+
+
+def test_active_faults_of_no_entry():
+    assert rules.active_faults(None, NOW, HOUR) == []
+
+
+def test_record_fault_refreshes_and_prunes():
+    mem = memory(ranks={"0": "home"})
+    assert rules.record_fault(mem, "0", "f1", NOW, HOUR) is True
+    assert rules.record_fault(mem, "0", "f2", NOW + 10, HOUR) is True
+    assert rules.record_fault(mem, "0", "f1", NOW + HOUR - 5, HOUR) is True  # refresh f1
+    marks = {(m.node, m.at) for m in mem.ranks["0"].faults}
+    assert marks == {("f1", NOW + HOUR - 5), ("f2", NOW + 10)}
+    assert rules.active_faults(mem.ranks["0"], NOW + HOUR + 20, HOUR) == ["f1"]
+    rules.record_fault(mem, "0", "f3", NOW + HOUR + 20, HOUR)  # f2 is past its hour: pruned
+    assert {m.node for m in mem.ranks["0"].faults} == {"f1", "f3"}
+
+
+def test_record_fault_unknown_rank_or_owner():
+    mem = memory(ranks={"0": "home"})
+    assert rules.record_fault(mem, "7", "f1", NOW, HOUR) is False
+    assert "7" not in mem.ranks
+    assert MemoryIndex().record_fault("no-such-owner", "0", "f1", NOW, HOUR) is False
+
+
+def test_drop_expired_faults():
+    index = MemoryIndex()
+    ref = owner()
+    index.record_bind(ref, "0", "home", (), NOW)
+    index.record_fault(ref.uid, "0", "f1", NOW, HOUR)
+    index.dirty.clear()
+    index.drop_expired_faults(NOW + 10, HOUR)
+    assert index.dirty == set() and index.owner(ref.uid).ranks["0"].faults
+    index.drop_expired_faults(NOW + HOUR, HOUR)
+    assert index.owner(ref.uid).ranks["0"].faults is None
+    assert index.dirty == {ref.uid}
+
+
+# -- the index: dirty, promises, live pods ----------------------------------------------------
+
+def test_dirty_only_on_change():
+    index = MemoryIndex()
+    ref = owner()
+    assert index.record_bind(ref, "0", "n1", TOPO_A, NOW) is True
+    assert index.dirty == {ref.uid}
+    index.dirty.clear()
+    assert index.record_bind(ref, "0", "n1", TOPO_A, NOW + 1) is False
+    assert index.dirty == set()
+    assert index.owner(ref.uid).last_seen == NOW + 1
+
+
+def test_promises_expire_and_are_released_on_bind():
+    index = MemoryIndex()
+    ref, other = owner(kind="Deployment"), owner(kind="Deployment")
+    index.promise(ref.uid, "n1", NOW, 120)
+    index.promise(ref.uid, "n2", NOW, 60)
+    index.promise(other.uid, "n1", NOW, 120)
+    assert index.promised_nodes(ref.uid, NOW) == {"n1", "n2"}
+    assert index.promised_nodes(ref.uid, NOW + 60) == {"n1"}
+    assert index.promised_nodes(ref.uid, NOW + 120) == set()
+    index.record_bind(ref, None, "n1", (), NOW + 1)
+    assert index.promised_nodes(ref.uid, NOW + 1) == {"n2"}
+    assert index.promised_nodes(other.uid, NOW + 1) == {"n1"}, "another owner's promise stays"
+    index.record_bind(ref, None, "n2", (), NOW + 2)
+    assert ref.uid not in index.promises
+    index.forget(other.uid)
+    assert index.promised_nodes(other.uid, NOW) == set()
+
+
+def test_occupied_nodes_excludes_terminating_and_pending():
+    index = MemoryIndex()
+    ref, other = owner(), owner()
+    index.pod_seen("p1", LivePod(ref.uid, "0", "n1"))
+    index.pod_seen("p2", LivePod(ref.uid, "1", "n2", terminating=True))
+    index.pod_seen("p3", LivePod(ref.uid, "2", None))
+    index.pod_seen("p4", LivePod(other.uid, "0", "n4"))
+    assert index.occupied_nodes(ref.uid) == {"n1"}
+    assert index.has_live_pods(ref.uid)
+    index.pod_gone("p1")
+    assert index.occupied_nodes(ref.uid) == set()
+    index.pod_gone("p2")
+    index.pod_gone("p3")
+    assert not index.has_live_pods(ref.uid)
+    assert index.pod_gone("p3") is None
+    assert index.occupied_nodes(other.uid) == {"n4"}
+
+
+# -- forgetting ---------------------------------------------------------------------------------
+
+TTL = 72 * HOUR
+
+
+@pytest.mark.parametrize(
+    "age, live, expired",
+    [
+        pytest.param(TTL - 1, False, False, id="younger-than-ttl"),
+        pytest.param(TTL, False, True, id="at-ttl"),
+        pytest.param(TTL * 3, False, True, id="long-gone"),
+        pytest.param(TTL * 3, True, False, id="old-but-live-pod"),
+    ],
+)
+def test_expired(age, live, expired):
+    index = MemoryIndex()
+    ref = owner()
+    index.record_bind(ref, "0", "n1", (), NOW - age)
+    if live:
+        index.pod_seen("p", LivePod(ref.uid, "0", None, terminating=True))
+    assert index.expired(NOW, TTL) == ([ref.uid] if expired else [])
+
+
+def test_touch_keeps_an_owner_alive():
+    index = MemoryIndex()
+    ref = owner()
+    index.record_bind(ref, "0", "n1", (), NOW - TTL)
+    index.touch(ref.uid, NOW - 1)
+    assert index.expired(NOW, TTL) == []
+
+
+@pytest.mark.parametrize(
+    "owners, bound, victims",
+    [
+        # owners: (name, last_seen, ranks)
+        pytest.param([("a", 1, 3), ("b", 2, 3)], 6, [], id="at-bound"),
+        pytest.param([("a", 1, 3), ("b", 2, 3)], 10, [], id="under-bound"),
+        pytest.param([("a", 1, 3), ("b", 2, 3)], 5, ["a"], id="one-over"),
+        pytest.param([("b", 2, 3), ("a", 1, 3)], 5, ["a"], id="order-of-insertion-irrelevant"),
+        pytest.param([("a", 1, 1), ("b", 2, 1), ("c", 3, 5)], 4, ["a", "b", "c"], id="until-under"),
+        pytest.param([("a", 5, 1), ("b", 1, 4), ("c", 3, 2)], 5, ["b"], id="least-recent-first"),
+        pytest.param([("a", 1, 2), ("b", 1, 2), ("c", 9, 2)], 3, ["a", "b"], id="tie-by-uid"),
+        pytest.param([("a", 1, 3)], 0, ["a"], id="zero-bound"),
+    ],
+)
+def test_over_bound(owners, bound, victims):
+    index = MemoryIndex()
+    for name, seen, n in owners:
+        ref = owner(uid=f"ob-{name}")
+        for r in range(n):
+            index.record_bind(ref, str(r), f"{name}-n{r}", (), float(seen))
+    assert index.over_bound(bound) == [f"ob-{v}" for v in victims]
+
+
+@hsettings(max_examples=60, deadline=None)
+@given(
+    sizes=st.lists(st.tuples(st.integers(0, 1000), st.integers(0, 6)), min_size=1, max_size=8),
+    bound=st.integers(0, 30),
+)
+def test_over_bound_property(sizes, bound):
+    """Forgetting the victims brings the index under the bound, victims are the least recently
+    seen, and the last victim was needed."""
+    index = MemoryIndex()
+    for i, (seen, n) in enumerate(sizes):
+        ref = owner(uid=f"prop-{i}")
+        index.ensure(ref, float(seen))
+        for r in range(n):
+            index.record_bind(ref, str(r), f"n{r}", (), float(seen))
+    victims = index.over_bound(bound)
+    survivors = [m for uid, m in index.owners.items() if uid not in victims]
+    assert all(index.owner(v).ranks for v in victims), "a pool-only owner frees no ranks"
+    if victims:
+        newest_victim = max(index.owner(v).last_seen for v in victims)
+        assert all(m.last_seen >= newest_victim for m in survivors if m.ranks)
+        remaining_without_last = sum(len(m.ranks) for m in survivors) + len(index.owner(victims[-1]).ranks)
+        assert remaining_without_last > bound, "the last victim was not needed"
+    for v in victims:
+        index.forget(v)
+    assert index.rank_count <= bound
+
+
+# -- per-owner bound ----------------------------------------------------------------------------
+
+def test_per_owner_bound_drops_the_rank_bound_longest_ago():
+    index = MemoryIndex(max_ranks_per_owner=3)
+    ref = owner()
+    for t, r in enumerate(["2", "0", "1"]):
+        index.record_bind(ref, r, f"n{r}", (), NOW + t)
+    index.record_bind(ref, "2", "n9", (), NOW + 5)  # a move: no growth, nothing dropped
+    assert set(index.owner(ref.uid).ranks) == {"0", "1", "2"}
+    index.record_bind(ref, "3", "n3", (), NOW + 6)
+    mem = index.owner(ref.uid)
+    assert set(mem.ranks) == {"1", "2", "3"}, "rank 0 was bound longest ago"
+    assert index.rank_count == 3
+    assert_derived_consistent(mem)
+
+
+def test_per_owner_bound_ties_by_key():
+    index = MemoryIndex(max_ranks_per_owner=2)
+    ref = owner()
+    for r in ["b/1", "a/1", "c/2"]:
+        index.record_bind(ref, r, "n", (), NOW)
+    assert set(index.owner(ref.uid).ranks) == {"b/1", "c/2"}
+    assert_derived_consistent(index.owner(ref.uid))
+
+
+def test_per_owner_bound_on_the_pool():
+    index = MemoryIndex(max_ranks_per_owner=2)
+    ref = owner(kind="Deployment")
+    for t, node in enumerate(["p0", "p1", "p2"]):
+        index.record_bind(ref, None, node, (), NOW + t)
+    assert set(index.owner(ref.uid).pool) == {"p1", "p2"}
+    assert index.rank_count == 0
+
+
+# -- rank_count and the derived sibling indexes, through any sequence of operations ---------------
+
+OWNERS = [owner(uid=f"rc-{i}") for i in range(3)]
+KEYS = ["0", "1", "2", "3", "a/1", "b/1", "x"]
+
+op = st.one_of(
+    st.tuples(st.just("bind"), st.integers(0, 2), st.one_of(st.none(), st.sampled_from(KEYS)), st.sampled_from("abc")),
+    st.tuples(st.just("warm"), st.integers(0, 2), st.one_of(st.none(), st.sampled_from(KEYS)), st.sampled_from("abc")),
+    st.tuples(st.just("fault"), st.integers(0, 2), st.sampled_from(KEYS), st.sampled_from("abc")),
+    st.tuples(st.just("forget"), st.integers(0, 2), st.none(), st.none()),
+    st.tuples(st.just("adopt"), st.integers(0, 2), st.integers(0, 5), st.none()),
+    st.tuples(st.just("adopt-same"), st.integers(0, 2), st.none(), st.none()),
+    st.tuples(st.just("sweep"), st.integers(0, 2), st.none(), st.none()),
+)
+
+
+@hsettings(max_examples=200, deadline=None)
+@given(ops=st.lists(op, max_size=40), per_owner=st.sampled_from([3, 8192]))
+def test_rank_count_and_derived_indexes_stay_in_sync(ops, per_owner):
+    index = MemoryIndex(max_ranks_per_owner=per_owner)
+    for t, (kind, i, r, node) in enumerate(ops):
+        ref, now = OWNERS[i], NOW + t
+        if kind == "bind":
+            index.record_bind(ref, r, node, (), now)
+        elif kind == "warm":
+            index.mark_warm(ref, r, node, now)
+        elif kind == "fault":
+            index.record_fault(ref.uid, r, node, now, HOUR)
+        elif kind == "forget":
+            index.forget(ref.uid)
+        elif kind == "adopt":
+            index.adopt(memory(ref, ranks={KEYS[k]: f"m{k % 2}" for k in range(r)}, last_seen=now))
+        elif kind == "adopt-same" and index.owner(ref.uid) is not None:
+            index.adopt(index.owner(ref.uid))
+        elif kind == "sweep":
+            for uid in index.over_bound(4):
+                index.forget(uid)
+        assert index.rank_count == sum(len(m.ranks) for m in index.owners.values()), (t, kind)
+        for mem in index.owners.values():
+            assert_derived_consistent(mem)

@@ -1,0 +1,126 @@
+"""SPEC 1.1: the owner is the pod's controller, lifted from a ReplicaSet to its Deployment."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+
+from homing.engine.identity import WorkloadIndex, resolve_owner
+from homing.engine.model import OwnerRef
+
+NS = "team-a"
+
+
+def _ref(kind: str, name: str, uid: str, namespace: str = NS, api_version: str = "apps/v1") -> OwnerRef:
+    return OwnerRef(api_version=api_version, kind=kind, name=name, namespace=namespace, uid=uid)
+
+
+DEPLOY = _ref("Deployment", "web", "deploy-uid")
+DEPLOY_OTHER_NS = _ref("Deployment", "web", "deploy-other-uid", namespace="team-b")
+RS_NEW = _ref("ReplicaSet", "web-7c9d4f", "rs-new-uid")
+RS_OLD = _ref("ReplicaSet", "web-5b8e2a", "rs-old-uid")
+VCJOB = _ref("Job", "llama", "vcjob-uid", api_version="batch.volcano.sh/v1alpha1")
+STS = _ref("StatefulSet", "db", "sts-uid")
+
+
+def _ownerref(ref: OwnerRef, controller=True) -> dict:
+    out = {"apiVersion": ref.api_version, "kind": ref.kind, "name": ref.name, "uid": ref.uid}
+    if controller is not None:
+        out["controller"] = controller
+    return out
+
+
+@dataclass
+class Case:
+    refs: list  # the pod's ownerReferences
+    expected: OwnerRef | None
+    learned: list = field(default_factory=list)  # (rs uid, controller) fed to the index
+    labels: dict | None = None
+    namespace: str = NS
+
+
+CASES = [
+    pytest.param(Case(refs=[_ownerref(VCJOB)], expected=VCJOB), id="controller-ref"),
+    pytest.param(Case(refs=[_ownerref(STS, controller=False), _ownerref(VCJOB)], expected=VCJOB),
+                 id="non-controller-ref-before-controller-ignored"),
+    pytest.param(Case(refs=[_ownerref(STS, controller=None)], expected=None), id="ref-without-controller-flag"),
+    pytest.param(Case(refs=[_ownerref(STS, controller=False)], expected=None), id="controller-false"),
+    pytest.param(Case(refs=[], expected=None), id="no-refs"),
+    pytest.param(Case(refs=None, expected=None), id="ownerreferences-absent"),
+    pytest.param(Case(refs=[_ownerref(RS_NEW)], expected=DEPLOY, learned=[(RS_NEW.uid, DEPLOY)]),
+                 id="replicaset-lifted-to-deployment"),
+    pytest.param(Case(refs=[_ownerref(RS_NEW)], expected=RS_NEW, learned=[(RS_NEW.uid, None)]),
+                 id="standalone-replicaset-cached-with-none"),
+    pytest.param(Case(refs=[_ownerref(RS_NEW)], expected=RS_NEW, learned=[(RS_NEW.uid, None), (RS_OLD.uid, DEPLOY)],
+                      labels={"pod-template-hash": "7c9d4f"}),
+                 id="standalone-cached-none-wins-over-name-guess"),
+    pytest.param(Case(refs=[_ownerref(RS_NEW)], expected=DEPLOY, learned=[(RS_OLD.uid, DEPLOY)],
+                      labels={"pod-template-hash": "7c9d4f"}),
+                 id="brand-new-replicaset-found-by-name"),
+    pytest.param(Case(refs=[_ownerref(RS_NEW)], expected=RS_NEW, learned=[(RS_OLD.uid, DEPLOY_OTHER_NS)],
+                      labels={"pod-template-hash": "7c9d4f"}),
+                 id="brand-new-replicaset-deployment-only-in-other-namespace"),
+    pytest.param(Case(refs=[_ownerref(RS_NEW)], expected=RS_NEW, learned=[(RS_OLD.uid, DEPLOY)]),
+                 id="brand-new-replicaset-without-hash-label"),
+    pytest.param(Case(refs=[_ownerref(RS_NEW)], expected=RS_NEW, learned=[(RS_OLD.uid, DEPLOY)],
+                      labels={"pod-template-hash": "ffffff"}),
+                 id="brand-new-replicaset-hash-not-name-suffix"),
+    pytest.param(Case(refs=[_ownerref(RS_NEW)], expected=RS_NEW, learned=[], labels={"pod-template-hash": "7c9d4f"}),
+                 id="brand-new-replicaset-no-deployment-known"),
+    pytest.param(Case(refs=[{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "db", "controller": True}],
+                      expected=None), id="missing-uid"),
+    pytest.param(Case(refs=[{"apiVersion": "apps/v1", "name": "db", "uid": "u", "controller": True}],
+                      expected=None), id="missing-kind"),
+    pytest.param(Case(refs=[{"kind": "StatefulSet", "name": "db", "uid": "u", "controller": True}],
+                      expected=None), id="missing-apiversion"),
+    pytest.param(Case(refs=["not-a-dict", None, 3], expected=None), id="refs-not-dicts"),
+    pytest.param(Case(refs=["not-a-dict", _ownerref(VCJOB)], expected=VCJOB), id="garbage-then-controller"),
+]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_resolve_owner(case: Case):
+    workloads = WorkloadIndex()
+    for rs_uid, controller in case.learned:
+        workloads.learn_replicaset(rs_uid, controller)
+    meta = {"name": "pod-x", "namespace": case.namespace}
+    if case.refs is not None:
+        meta["ownerReferences"] = case.refs
+    if case.labels is not None:
+        meta["labels"] = case.labels
+    assert resolve_owner({"metadata": meta}, workloads) == case.expected
+
+
+def test_owner_namespace_is_the_pods():
+    got = resolve_owner({"metadata": {"namespace": "ns-x", "ownerReferences": [_ownerref(VCJOB)]}}, WorkloadIndex())
+    assert got.namespace == "ns-x" and got.uid == VCJOB.uid
+
+
+def test_forgotten_replicaset_falls_back_to_name():
+    workloads = WorkloadIndex()
+    workloads.learn_replicaset(RS_NEW.uid, None)
+    workloads.learn_replicaset(RS_OLD.uid, DEPLOY)
+    pod = {"metadata": {"namespace": NS, "ownerReferences": [_ownerref(RS_NEW)], "labels": {"pod-template-hash": "7c9d4f"}}}
+    assert resolve_owner(pod, workloads) == RS_NEW
+    workloads.forget_replicaset(RS_NEW.uid)
+    assert resolve_owner(pod, workloads) == DEPLOY
+
+
+def test_pods_of_two_rollouts_share_the_deployment_owner():
+    """A rollout creates a new ReplicaSet; both versions' pods key on the Deployment's uid."""
+    workloads = WorkloadIndex()
+    workloads.learn_replicaset(RS_OLD.uid, DEPLOY)
+    workloads.learn_replicaset(RS_NEW.uid, DEPLOY)
+    old = {"metadata": {"namespace": NS, "ownerReferences": [_ownerref(RS_OLD)]}}
+    new = {"metadata": {"namespace": NS, "ownerReferences": [_ownerref(RS_NEW)]}}
+    assert resolve_owner(old, workloads).uid == resolve_owner(new, workloads).uid == DEPLOY.uid
+
+
+def test_non_deployment_controller_of_replicaset_is_not_a_name_candidate():
+    """Only Deployments are remembered by name for brand-new ReplicaSets."""
+    workloads = WorkloadIndex()
+    rollout = _ref("Rollout", "web", "rollout-uid", api_version="argoproj.io/v1alpha1")
+    workloads.learn_replicaset(RS_OLD.uid, rollout)
+    assert workloads.deployments == {}
+    pod = {"metadata": {"namespace": NS, "ownerReferences": [_ownerref(RS_NEW)], "labels": {"pod-template-hash": "7c9d4f"}}}
+    assert resolve_owner(pod, workloads) == RS_NEW

@@ -1,0 +1,127 @@
+"""SPEC 3 output: the JSON patch only appends preferred terms and adds homing.io annotations."""
+from __future__ import annotations
+
+import copy
+
+import jsonpatch
+import pytest
+
+from homing.engine.model import Operator, Term
+from homing.engine.patch import affinity_patch
+
+from .helpers import HOSTNAME, PREFERRED, pod
+
+REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+PREFERRED_PATH = ("spec", "affinity", "nodeAffinity", PREFERRED)
+
+TERMS = [
+    Term(role="home", weight=100, key=HOSTNAME, operator=Operator.IN, values=("n0",)),
+    Term(role="keep-clear", weight=5, key=HOSTNAME, operator=Operator.NOT_IN, values=("n1", "n2")),
+]
+ANNOTATIONS = {"homing.io/home": "n0", "homing.io/decision": '{"home":"n0"}'}
+
+USER_PREFERRED = [
+    {"weight": 7, "preference": {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z1"]}]}},
+    {"weight": 3, "preference": {"matchExpressions": [{"key": "gpu", "operator": "Exists"}]}},
+]
+USER_REQUIRED = {"nodeSelectorTerms": [{"matchExpressions": [{"key": "pool", "operator": "In", "values": ["npu"]}]}]}
+POD_ANTI = {"requiredDuringSchedulingIgnoredDuringExecution": [{"topologyKey": HOSTNAME, "labelSelector": {}}]}
+
+AFFINITIES = [
+    pytest.param(None, id="no-affinity"),
+    pytest.param({}, id="empty-affinity"),
+    pytest.param({"podAntiAffinity": POD_ANTI}, id="affinity-without-nodeaffinity"),
+    pytest.param({"nodeAffinity": {REQUIRED: USER_REQUIRED}}, id="required-only"),
+    pytest.param({"nodeAffinity": {PREFERRED: USER_PREFERRED}}, id="existing-preferred"),
+    pytest.param({"nodeAffinity": {REQUIRED: USER_REQUIRED, PREFERRED: USER_PREFERRED}, "podAntiAffinity": POD_ANTI},
+                 id="required-preferred-and-pod-anti"),
+    pytest.param({"nodeAffinity": {PREFERRED: []}}, id="empty-preferred-list"),
+]
+
+ANNOTATION_SETS = [
+    pytest.param(None, id="annotations-absent"),
+    pytest.param({}, id="annotations-empty"),
+    pytest.param({"team": "a", "example.com/x": "y", "a~b/c": "z"}, id="annotations-present"),
+]
+
+
+def _get(obj, path):
+    for part in path:
+        if not isinstance(obj, dict) or part not in obj:
+            return None
+        obj = obj[part]
+    return obj
+
+
+def _assert_preserved(before, after, path=()):
+    """Every field of `before` is in `after` unchanged; the only list allowed to grow (at
+    its end) is the preferred node-affinity list."""
+    if isinstance(before, dict):
+        assert isinstance(after, dict), path
+        for key, value in before.items():
+            assert key in after, path + (key,)
+            _assert_preserved(value, after[key], path + (key,))
+    elif isinstance(before, list) and path == PREFERRED_PATH:
+        assert after[: len(before)] == before, path
+    else:
+        assert after == before, path
+
+
+@pytest.mark.parametrize("annotations", ANNOTATION_SETS)
+@pytest.mark.parametrize("affinity", AFFINITIES)
+def test_patch_appends_and_preserves(affinity, annotations):
+    original = pod(affinity=affinity, annotations=annotations, labels={"app": "x"})
+    frozen = copy.deepcopy(original)
+    ops = affinity_patch(original, TERMS, ANNOTATIONS)
+    assert original == frozen, "computing the patch must not change the pod"
+    assert all(op["op"] == "add" for op in ops), "only additions, never replace or remove"
+    patched = jsonpatch.apply_patch(original, ops)
+
+    _assert_preserved(frozen, patched)
+    before_pref = _get(frozen, PREFERRED_PATH) or []
+    after_pref = _get(patched, PREFERRED_PATH)
+    assert after_pref == before_pref + [t.as_k8s() for t in TERMS], "user terms first, ours appended"
+    assert _get(patched, ("spec", "affinity", "nodeAffinity", REQUIRED)) == _get(
+        frozen, ("spec", "affinity", "nodeAffinity", REQUIRED)
+    )
+    assert patched["metadata"]["annotations"] == {**(annotations or {}), **ANNOTATIONS}
+
+
+def test_term_wire_form():
+    ops = affinity_patch(pod(), TERMS[:1], {})
+    patched = jsonpatch.apply_patch(pod(), ops)
+    assert _get(patched, PREFERRED_PATH) == [
+        {"weight": 100, "preference": {"matchExpressions": [{"key": HOSTNAME, "operator": "In", "values": ["n0"]}]}}
+    ]
+
+
+@pytest.mark.parametrize(
+    "key, escaped",
+    [
+        pytest.param("homing.io/home", "homing.io~1home", id="slash"),
+        pytest.param("a~b/c", "a~0b~1c", id="tilde-and-slash"),
+        pytest.param("plain", "plain", id="plain"),
+    ],
+)
+def test_annotation_keys_are_escaped(key, escaped):
+    original = pod(annotations={"other": "1"})
+    ops = affinity_patch(original, [], {key: "v"})
+    assert ops == [{"op": "add", "path": f"/metadata/annotations/{escaped}", "value": "v"}]
+    assert jsonpatch.apply_patch(original, ops)["metadata"]["annotations"] == {"other": "1", key: "v"}
+
+
+def test_no_terms_touches_no_affinity():
+    original = pod(affinity={"nodeAffinity": {REQUIRED: USER_REQUIRED}})
+    ops = affinity_patch(original, [], ANNOTATIONS)
+    assert all(op["path"].startswith("/metadata/annotations") for op in ops)
+    assert jsonpatch.apply_patch(original, ops)["spec"] == original["spec"]
+
+
+def test_nothing_to_do_is_empty_patch():
+    assert affinity_patch(pod(), [], {}) == []
+
+
+def test_existing_homing_annotation_value_is_set():
+    original = pod(annotations={"homing.io/home": "stale"})
+    patched = jsonpatch.apply_patch(original, affinity_patch(original, [], {"homing.io/home": "n0"}))
+    assert patched["metadata"]["annotations"] == {"homing.io/home": "n0"}

@@ -1,0 +1,188 @@
+"""SPEC 1.2: rank sources, first match wins, canonical keys, malformed values -> rankless + warning."""
+from __future__ import annotations
+
+import pytest
+
+from homing.engine.identity import resolve_rank
+
+BOUND = 1_000_000
+
+HCCL = "hccl/rankIndex"
+VC_INDEX = "volcano.sh/task-index"
+VC_SPEC = "volcano.sh/task-spec"
+JOB_INDEX = "batch.kubernetes.io/job-completion-index"
+STS_INDEX = "apps.kubernetes.io/pod-index"
+LWS_GROUP = "leaderworkerset.sigs.k8s.io/group-index"
+LWS_WORKER = "leaderworkerset.sigs.k8s.io/worker-index"
+
+
+def _pod(annotations=None, labels=None, name="p"):
+    meta = {"name": name}
+    if annotations is not None:
+        meta["annotations"] = annotations
+    if labels is not None:
+        meta["labels"] = labels
+    return {"metadata": meta}
+
+
+# (annotations, labels, pod name, owner kind) -> (key, index, source)
+SOURCES = [
+    pytest.param({HCCL: "3"}, None, "p", "AscendJob", ("3", 3, "hccl"), id="hccl-annotation"),
+    pytest.param({VC_INDEX: "2", VC_SPEC: "worker"}, None, "p", "Job", ("worker/2", 2, "volcano"),
+                 id="volcano-annotation-with-spec"),
+    pytest.param({VC_SPEC: "worker"}, {VC_INDEX: "4"}, "p", "Job", ("worker/4", 4, "volcano"),
+                 id="volcano-label-with-spec-annotation"),
+    pytest.param({VC_INDEX: "1"}, None, "p", "Job", ("1", 1, "volcano"), id="volcano-without-spec"),
+    pytest.param({VC_INDEX: "1", VC_SPEC: "ps"}, {VC_INDEX: "9"}, "p", "Job", ("ps/1", 1, "volcano"),
+                 id="volcano-annotation-before-label"),
+    pytest.param({JOB_INDEX: "7"}, None, "p", "Job", ("7", 7, "indexed-job"), id="indexed-job-annotation"),
+    pytest.param(None, {JOB_INDEX: "8"}, "p", "Job", ("8", 8, "indexed-job"), id="indexed-job-label"),
+    pytest.param(None, {STS_INDEX: "5"}, "web-9", "StatefulSet", ("5", 5, "statefulset"),
+                 id="statefulset-label-before-name"),
+    pytest.param(None, None, "web-12", "StatefulSet", ("12", 12, "statefulset"), id="statefulset-name-ordinal"),
+    pytest.param(None, None, "my-web-0", "StatefulSet", ("0", 0, "statefulset"), id="statefulset-ordinal-zero"),
+    pytest.param(None, {LWS_GROUP: "2", LWS_WORKER: "3"}, "p", "LeaderWorkerSet", ("2/3", None, "leaderworkerset"),
+                 id="leaderworkerset-group-worker"),
+    pytest.param(None, {LWS_GROUP: "0", LWS_WORKER: "0"}, "p", "LeaderWorkerSet", ("0/0", None, "leaderworkerset"),
+                 id="leaderworkerset-leader"),
+]
+
+
+@pytest.mark.parametrize("annotations, labels, name, kind, expected", SOURCES)
+def test_rank_sources(annotations, labels, name, kind, expected):
+    result = resolve_rank(_pod(annotations, labels, name), kind, BOUND)
+    key, index, source = expected
+    assert result.warning is None
+    assert result.rank is not None
+    assert (result.rank.key, result.rank.source) == (key, source)
+    if index is not None:
+        assert result.rank.index == index
+
+
+ALL_SOURCES_ANN = {HCCL: "1", VC_INDEX: "2", VC_SPEC: "s", JOB_INDEX: "3"}
+ALL_SOURCES_LAB = {STS_INDEX: "4", LWS_GROUP: "5", LWS_WORKER: "6"}
+
+
+@pytest.mark.parametrize(
+    "drop, expected_source, expected_key",
+    [
+        pytest.param((), "hccl", "1", id="hccl-beats-all"),
+        pytest.param((HCCL,), "volcano", "s/2", id="volcano-beats-indexed-job"),
+        pytest.param((HCCL, VC_INDEX), "indexed-job", "3", id="indexed-job-beats-statefulset"),
+        pytest.param((HCCL, VC_INDEX, JOB_INDEX), "statefulset", "4", id="statefulset-beats-lws"),
+        pytest.param((HCCL, VC_INDEX, JOB_INDEX, STS_INDEX), "statefulset", "7", id="sts-name-ordinal-beats-lws"),
+    ],
+)
+def test_first_match_wins(drop, expected_source, expected_key):
+    ann = {k: v for k, v in ALL_SOURCES_ANN.items() if k not in drop}
+    lab = {k: v for k, v in ALL_SOURCES_LAB.items() if k not in drop}
+    result = resolve_rank(_pod(ann, lab, name="web-7"), "StatefulSet", BOUND)
+    assert result.warning is None
+    assert (result.rank.source, result.rank.key) == (expected_source, expected_key)
+
+
+def test_lws_is_used_when_nothing_earlier_matches():
+    result = resolve_rank(_pod(None, {LWS_GROUP: "5", LWS_WORKER: "6"}, name="lws-x"), "LeaderWorkerSet", BOUND)
+    assert (result.rank.source, result.rank.key) == ("leaderworkerset", "5/6")
+
+
+@pytest.mark.parametrize(
+    "annotations, labels, name, kind, key",
+    [
+        pytest.param({HCCL: "05"}, None, "p", "Job", "5", id="hccl-leading-zero"),
+        pytest.param({HCCL: "000"}, None, "p", "Job", "0", id="hccl-zeros"),
+        pytest.param({VC_INDEX: "007", VC_SPEC: "w"}, None, "p", "Job", "w/7", id="volcano-leading-zeros"),
+        pytest.param(None, {JOB_INDEX: "010"}, "p", "Job", "10", id="indexed-job-leading-zero"),
+        pytest.param(None, {STS_INDEX: "03"}, "p", "StatefulSet", "3", id="sts-label-leading-zero"),
+        pytest.param(None, None, "web-0042", "StatefulSet", "42", id="sts-ordinal-leading-zeros"),
+        pytest.param(None, {LWS_GROUP: "01", LWS_WORKER: "002"}, "p", "LeaderWorkerSet", "1/2", id="lws-leading-zeros"),
+        pytest.param({HCCL: str(BOUND - 1)}, None, "p", "Job", str(BOUND - 1), id="largest-allowed"),
+    ],
+)
+def test_canonical_keys(annotations, labels, name, kind, key):
+    result = resolve_rank(_pod(annotations, labels, name), kind, BOUND)
+    assert result.warning is None
+    assert result.rank.key == key
+
+
+BAD_VALUES = [
+    pytest.param("-1", id="negative"),
+    pytest.param("abc", id="non-numeric"),
+    pytest.param("1e3", id="exponent"),
+    pytest.param("1.5", id="decimal"),
+    pytest.param("+3", id="plus-sign"),
+    pytest.param("0x10", id="hex"),
+    pytest.param("\u0663", id="arabic-indic-digit"),
+    pytest.param("\uff13", id="fullwidth-digit"),
+    pytest.param("\u00b2", id="superscript-two"),
+    pytest.param(str(BOUND), id="equal-to-bound"),
+    pytest.param("9" * 40, id="huge"),
+    pytest.param("", id="empty"),
+]
+
+# Where a bad value is put: (source name, key, pod builder for a value, owner kind)
+PLACES = [
+    pytest.param(lambda v: _pod({HCCL: v}), "AscendJob", HCCL, id="hccl"),
+    pytest.param(lambda v: _pod({VC_INDEX: v, VC_SPEC: "w"}), "Job", VC_INDEX, id="volcano-annotation"),
+    pytest.param(lambda v: _pod({VC_SPEC: "w"}, {VC_INDEX: v}), "Job", VC_INDEX, id="volcano-label"),
+    pytest.param(lambda v: _pod({JOB_INDEX: v}), "Job", JOB_INDEX, id="indexed-job-annotation"),
+    pytest.param(lambda v: _pod(None, {JOB_INDEX: v}), "Job", JOB_INDEX, id="indexed-job-label"),
+    pytest.param(lambda v: _pod(None, {STS_INDEX: v}, name="web-1"), "StatefulSet", STS_INDEX, id="sts-label"),
+    pytest.param(lambda v: _pod(None, {LWS_GROUP: v, LWS_WORKER: "0"}), "LeaderWorkerSet", LWS_GROUP, id="lws-group"),
+    pytest.param(lambda v: _pod(None, {LWS_GROUP: "0", LWS_WORKER: v}), "LeaderWorkerSet", LWS_WORKER, id="lws-worker"),
+]
+
+
+@pytest.mark.parametrize("value", BAD_VALUES)
+@pytest.mark.parametrize("build, kind, key", PLACES)
+def test_malformed_rank_is_rankless_with_warning(build, kind, key, value):
+    result = resolve_rank(build(value), kind, BOUND)
+    assert result.rank is None
+    assert result.warning, "a malformed rank must raise a warning"
+    assert key in result.warning
+
+
+@pytest.mark.parametrize(
+    "bound, value, ok",
+    [
+        pytest.param(10, "9", True, id="below-small-bound"),
+        pytest.param(10, "10", False, id="at-small-bound"),
+        pytest.param(10, "11", False, id="above-small-bound"),
+        pytest.param(1, "0", True, id="bound-one-zero"),
+    ],
+)
+def test_bound_is_configurable(bound, value, ok):
+    result = resolve_rank(_pod({HCCL: value}), "Job", bound)
+    assert (result.rank is not None) is ok
+    assert (result.warning is None) is ok
+
+
+def test_malformed_earlier_source_is_not_skipped_for_a_later_one():
+    """First match wins even when the match is malformed: the pod is rankless, not rank 4."""
+    result = resolve_rank(_pod({HCCL: "x"}, {STS_INDEX: "4"}, name="web-4"), "StatefulSet", BOUND)
+    assert result.rank is None and result.warning
+
+
+@pytest.mark.parametrize(
+    "meta, kind",
+    [
+        pytest.param({"name": "web-5d8f7-x2x9q", "labels": {"pod-template-hash": "5d8f7"}}, "ReplicaSet",
+                     id="deployment-replica"),
+        pytest.param({"name": "web-7"}, "Deployment", id="name-ordinal-ignored-for-non-statefulset"),
+        pytest.param({"name": "web-7"}, "Job", id="name-ordinal-ignored-for-job"),
+        pytest.param({"name": "web"}, "StatefulSet", id="statefulset-name-without-ordinal"),
+        pytest.param({"name": "web-"}, "StatefulSet", id="statefulset-name-trailing-dash"),
+        pytest.param({}, "Job", id="empty-metadata"),
+        pytest.param({"annotations": None, "labels": None, "name": None}, "StatefulSet", id="none-fields"),
+        pytest.param({"annotations": {"other": "1"}, "labels": {"app": "x"}}, "Job", id="unrelated-keys"),
+    ],
+)
+def test_rankless_without_source_has_no_warning(meta, kind):
+    result = resolve_rank({"metadata": meta}, kind, BOUND)
+    assert result.rank is None
+    assert result.warning is None
+
+
+def test_pod_without_metadata_is_rankless():
+    result = resolve_rank({}, "StatefulSet", BOUND)
+    assert result.rank is None and result.warning is None

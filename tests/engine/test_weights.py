@@ -1,0 +1,102 @@
+"""SPEC 4.3: configured weights must keep the order of node classes; refuse those that cannot."""
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from homing.config import Settings, Weights
+from homing.engine.weights import node_classes, order_violations
+
+DEFAULTS = Weights().model_dump()
+
+
+def _unchecked(**changes) -> Weights:
+    """A Weights object that skips its validator, to ask order_violations() directly."""
+    return Weights.model_construct(**{**DEFAULTS, **changes})
+
+
+def test_defaults_are_valid():
+    w = Weights()
+    assert (w.home, w.domains, w.keep_clear, w.avoid_fault, w.pool_home, w.pool_other) == (100, [50, 25, 12], 5, 100, 100, 50)
+    assert order_violations(w) == []
+    Settings()  # constructs
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        pytest.param(dict(domains=[50, 25]), id="two-levels"),
+        pytest.param(dict(domains=[50]), id="one-level"),
+        pytest.param(dict(domains=[]), id="no-levels"),
+        pytest.param(dict(home=60, domains=[40, 15], keep_clear=3, avoid_fault=60), id="smaller-set"),
+        pytest.param(dict(keep_clear=10, domains=[50, 25]), id="keep-clear-10-two-levels"),
+        pytest.param(dict(pool_home=100, pool_other=99), id="pool-just-ordered"),
+    ],
+)
+def test_valid_custom_weights(changes):
+    assert order_violations(_unchecked(**changes)) == []
+    Weights(**{**DEFAULTS, **changes})
+
+
+@pytest.mark.parametrize(
+    "changes, fragment",
+    [
+        pytest.param(dict(keep_clear=10, domains=[50, 25, 12, 6]), "three domain levels",
+                     id="spec-keep-clear-10-fourth-level-6"),
+        pytest.param(dict(keep_clear=10), "level3-sibling", id="keep-clear-10-breaks-three-levels"),
+        pytest.param(dict(keep_clear=13), "elsewhere", id="keep-clear-above-outermost-domain"),
+        pytest.param(dict(keep_clear=26, domains=[50, 25]), "level2-sibling", id="keep-clear-above-outer-of-two"),
+        pytest.param(dict(home=101), "caps", id="home-over-100"),
+        pytest.param(dict(avoid_fault=150), "caps", id="avoid-over-100"),
+        pytest.param(dict(domains=[120, 25, 12]), "caps", id="domain-over-100"),
+        pytest.param(dict(pool_other=101, pool_home=100), "caps", id="pool-over-100"),
+        pytest.param(dict(pool_home=50, pool_other=50), "pool_home", id="pool-home-equal-other"),
+        pytest.param(dict(pool_home=40, pool_other=50), "pool_home", id="pool-home-below-other"),
+        pytest.param(dict(keep_clear=0), "positive", id="zero-weight"),
+        pytest.param(dict(domains=[50, -1, 12]), "positive", id="negative-weight"),
+        pytest.param(dict(home=80), "home", id="home-below-domain-sum"),
+        pytest.param(dict(avoid_fault=80), "fault", id="avoid-too-small"),
+    ],
+)
+def test_refused(changes, fragment):
+    problems = order_violations(_unchecked(**changes))
+    assert problems
+    assert any(fragment in p for p in problems), problems
+    with pytest.raises(ValidationError):
+        Weights(**{**DEFAULTS, **changes})
+
+
+@pytest.mark.parametrize(
+    "weights, fragment",
+    [
+        pytest.param({"keep_clear": 10, "domains": [50, 25, 12, 6]}, "at most three domain levels", id="four-levels"),
+        pytest.param({"home": 150}, "Kubernetes caps a preferred term's weight at 100", id="over-100"),
+        pytest.param({"pool_home": 10}, "pool_home must exceed pool_other", id="pool"),
+        pytest.param({"keep_clear": 13}, "does not stay", id="order"),
+    ],
+)
+def test_settings_refuse_with_readable_message(weights, fragment):
+    with pytest.raises(ValidationError) as err:
+        Settings(weights=weights)
+    text = str(err.value)
+    assert "weights cannot keep the SPEC 4.3 order" in text
+    assert fragment in text
+
+
+def test_settings_from_environment_are_validated(monkeypatch):
+    monkeypatch.setenv("HOMING_WEIGHTS__HOME", "150")
+    with pytest.raises(ValidationError) as err:
+        Settings()
+    assert "caps" in str(err.value)
+    monkeypatch.setenv("HOMING_WEIGHTS__HOME", "99")
+    assert Settings().weights.home == 99
+
+
+def test_node_classes_best_first_for_defaults():
+    classes = node_classes(Weights(), 3)
+    assert [c.name for c in classes] == [
+        "home", "level1", "level1-sibling", "level2", "level2-sibling", "level3", "level3-sibling",
+        "elsewhere", "elsewhere-sibling", "fault",
+    ]
+    assert all(c.low <= c.high for c in classes)
+    assert all(a.low > b.high for a, b in zip(classes, classes[1:]))
