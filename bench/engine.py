@@ -30,7 +30,7 @@ def snapshot(nodes: int, rng: random.Random) -> ClusterSnapshot:
     for i in range(nodes):
         health = Health.UNHEALTHY if rng.random() < 0.01 else Health.HEALTHY
         name = f"node-{i:05d}"
-        snap.nodes[name] = NodeState(name, health, (("rack", str(i // 8)), ("superPod", str(i // 48))))
+        snap.put(NodeState(name, health, (("rack", str(i // 8)), ("superPod", str(i // 48)))))
     return snap
 
 

@@ -47,6 +47,15 @@ class Labels(BaseModel):
     sub_health: str = "homing.io/sub-healthy"  # any value marks the node sub-healthy
 
 
+class Topology(BaseModel):
+    """Optional topology sources (SPEC 5.1, 5.3)."""
+
+    # MindCluster resource-level-config JSON: {"<tree>": {"level1": {"label": "..."}, ...}}
+    resource_level_config: str | None = None
+    device_info: bool = False  # copy SuperPodID/RackID from mindx-dl-deviceinfo-<node> onto node labels
+    noded: bool = False  # take NodeD's NodeStatus from mindx-dl-nodeinfo-<node> as health
+
+
 class Bounds(BaseModel):
     max_rank_part: int = 1_000_000
     max_term_values: int = 256
@@ -82,6 +91,7 @@ class Settings(BaseSettings):
     scope: Scope = Field(default_factory=Scope)
     weights: Weights = Field(default_factory=Weights)
     labels: Labels = Field(default_factory=Labels)
+    topology: Topology = Field(default_factory=Topology)
     bounds: Bounds = Field(default_factory=Bounds)
     lifetimes: Lifetimes = Field(default_factory=Lifetimes)
     webhook: Webhook = Field(default_factory=Webhook)

@@ -46,6 +46,7 @@ class RankStatus(_Camel):
     bound_at: datetime
     warm: bool = False
     fault_nodes: list[FaultNodeStatus] = Field(default_factory=list)
+    group: str | None = None
 
 
 class PoolStatus(_Camel):
@@ -99,6 +100,7 @@ def to_status(mem: OwnerMemory) -> PlacementMemoryStatus:
             bound_at=_ts(e.bound_at),
             warm=e.warm,
             fault_nodes=[FaultNodeStatus(node=m.node, at=_ts(m.at)) for m in e.faults or ()],
+            group=e.group,
         )
         for key, e in sorted(mem.ranks.items())
     ]
@@ -127,6 +129,7 @@ def from_status(status: PlacementMemoryStatus, namespace: str) -> OwnerMemory:
             previous_node=r.previous_node,
             warm=r.warm,
             faults=[FaultMark(node=f.node, at=_epoch(f.at)) for f in r.fault_nodes] or None,
+            group=r.group,
         )
         for r in status.ranks
     }

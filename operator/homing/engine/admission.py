@@ -3,6 +3,7 @@ index and snapshot it is given and returns a Decision; the webhook applies it.""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 from pydantic import BaseModel, Field
 
@@ -13,11 +14,18 @@ from homing.engine.model import ClusterSnapshot, Term
 from homing.engine.patch import affinity_patch
 from homing.engine.scope import DECISION_ANNOTATION, HOME_ANNOTATION, out_of_scope
 from homing.engine.strategies import Placement, RankContext, node_strategy, pool_strategy
+from homing.engine.strategies.blocks import block_domains
+from homing.engine.strategies.select import job_topology
+from homing.engine.topology.jobfacts import group_name, job_facts
+from homing.engine.topology.levels import NODE, JobTopology
+
+PodGroups = Mapping[tuple[str, str], dict]  # (namespace, name) -> PodGroup
 
 
 class Decision(BaseModel):
     outcome: str  # metric label: home, domain, pool, none, skipped (error is the adapter's)
     reason: str
+    kind: str = "node"
     owner: str | None = None
     owner_uid: str | None = None
     rank: str | None = None
@@ -31,6 +39,8 @@ class Decision(BaseModel):
 
     def annotations(self) -> dict[str, str]:
         record = {"owner": self.owner, "rank": self.rank, "home": self.home, "reason": self.reason}
+        if self.kind != "node":
+            record["kind"] = self.kind
         if self.domains:
             record["domains"] = self.domains
         if self.avoided:
@@ -56,6 +66,18 @@ def _outcome(placement: Placement) -> str:
     return "domain" if placement.domains else "none"
 
 
+def topology_of(
+    pod: dict, podgroups: PodGroups, snapshot: ClusterSnapshot, settings: Settings, home: str | None
+) -> JobTopology:
+    """The pod's job kind and levels, from the pod and its PodGroup (SPEC 4.1)."""
+    namespace = (pod.get("metadata") or {}).get("namespace") or ""
+    name = group_name(pod)
+    podgroup = podgroups.get((namespace, name)) if name else None
+    state = snapshot.nodes.get(home) if home else None
+    facts = job_facts(pod, podgroup, tuple(settings.scope.resource_prefixes), state.npus if state else None)
+    return job_topology(facts, snapshot.max_tier)
+
+
 def decide(
     pod: dict,
     index: MemoryIndex,
@@ -63,6 +85,7 @@ def decide(
     snapshot: ClusterSnapshot,
     settings: Settings,
     now: float,
+    podgroups: PodGroups | None = None,
 ) -> Decision:
     skip = out_of_scope(pod, settings.scope.resource_prefixes)
     if skip:
@@ -74,6 +97,7 @@ def decide(
     warnings = [rank_result.warning] if rank_result.warning else []
     memory = index.owner(owner.uid)
     hostname = settings.labels.hostname
+    topology = NODE
     if rank_result.rank is None:
         taken = index.occupied_nodes(owner.uid) | index.promised_nodes(owner.uid, now)
         w = settings.weights
@@ -81,21 +105,24 @@ def decide(
             memory, snapshot, taken, w.pool_home, w.pool_other, hostname, settings.bounds.max_term_values
         )
     else:
-        placement = node_strategy(
-            RankContext(
-                rank=rank_result.rank,
-                memory=memory,
-                snapshot=snapshot,
-                weights=settings.weights,
-                hostname_key=hostname,
-                max_values=settings.bounds.max_term_values,
-                fault_memory=settings.lifetimes.fault_memory_seconds,
-                now=now,
-            )
+        entry = memory.ranks.get(rank_result.rank.key) if memory else None
+        topology = topology_of(pod, podgroups or {}, snapshot, settings, entry.node if entry else None)
+        warnings.extend(topology.warnings)
+        ctx = RankContext(
+            rank=rank_result.rank,
+            memory=memory,
+            snapshot=snapshot,
+            weights=settings.weights,
+            hostname_key=hostname,
+            max_values=settings.bounds.max_term_values,
+            fault_memory=settings.lifetimes.fault_memory_seconds,
+            now=now,
         )
+        placement = node_strategy(ctx, block_domains(ctx, topology))
     return Decision(
         outcome=_outcome(placement),
         reason=placement.reason,
+        kind=topology.kind,
         owner=owner.display,
         owner_uid=owner.uid,
         rank=rank_result.rank.key if rank_result.rank else None,

@@ -1,12 +1,16 @@
-"""SPEC 5.3: a node's health from its object, and its topology path from its labels."""
+"""SPEC 5.3: a node's health; SPEC 5.1: its topology path from its labels."""
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from homing.config import Labels
-from homing.engine.model import Health, NodeState
+from homing.engine.model import Health, NodeState, Path
+from homing.engine.topology.resource_levels import LevelLabels, tree_of
 
 UNHEALTHY_TAINTS = frozenset(
     {"node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready", "node.kubernetes.io/unschedulable"}
 )
+_WORST = {Health.HEALTHY: 0, Health.SUB_HEALTHY: 1, Health.UNHEALTHY: 2}
 
 
 def node_health(node: dict, labels: Labels) -> Health:
@@ -26,20 +30,46 @@ def node_health(node: dict, labels: Labels) -> Health:
     return Health.HEALTHY
 
 
-def node_topology(node: dict, labels: Labels) -> tuple[tuple[str, str], ...]:
-    """(level, domain) pairs, innermost first; levels the node has no label for are left out."""
+def worst(*healths: Health | None) -> Health:
+    return max((h for h in healths if h is not None), key=_WORST.__getitem__, default=Health.HEALTHY)
+
+
+def label_path(node_labels: dict[str, str], labels: Labels, trees: LevelLabels) -> tuple[Path, tuple[tuple[str, str], ...]]:
+    """(level, domain) pairs innermost first, and the label key each came from:
+    rack and super-pod labels, then the multilevel levels of the node's tree."""
+    keyed = [("rack", labels.rack), ("superPod", labels.superpod), *trees.get(tree_of(node_labels), ())]
+    found = [(level, key, node_labels[key]) for level, key in keyed if node_labels.get(key)]
+    return tuple((level, str(value)) for level, _, value in found), tuple((level, key) for level, key, _ in found)
+
+
+def node_topology(node: dict, labels: Labels) -> Path:
+    return label_path((node.get("metadata") or {}).get("labels") or {}, labels, {})[0]
+
+
+def allocatable_npus(node: dict, prefixes: Iterable[str]) -> int | None:
+    prefixes = tuple(prefixes)
+    counts = [
+        int(str(v))
+        for k, v in ((node.get("status") or {}).get("allocatable") or {}).items()
+        if str(k).startswith(prefixes) and str(v).isdigit()
+    ]
+    return max(counts) if counts else None
+
+
+def node_state(
+    node: dict,
+    labels: Labels,
+    trees: LevelLabels | None = None,
+    hyper_path: Path = (),
+    noded: Health | None = None,
+    prefixes: Iterable[str] = ("huawei.com/", "nvidia.com/"),
+) -> NodeState:
     node_labels = (node.get("metadata") or {}).get("labels") or {}
-    path = []
-    for level, key in (("rack", labels.rack), ("superPod", labels.superpod)):
-        value = node_labels.get(key)
-        if value:
-            path.append((level, str(value)))
-    return tuple(path)
-
-
-def node_state(node: dict, labels: Labels) -> NodeState:
+    path, keys = label_path(node_labels, labels, trees or {})
     return NodeState(
         name=(node.get("metadata") or {}).get("name") or "",
-        health=node_health(node, labels),
-        topology=node_topology(node, labels),
+        health=worst(node_health(node, labels), noded),
+        topology=path + hyper_path,
+        keys=keys,
+        npus=allocatable_npus(node, prefixes),
     )

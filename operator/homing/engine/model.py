@@ -43,28 +43,85 @@ class Health(str, enum.Enum):
     GONE = "gone"
 
 
+Path = tuple[tuple[str, str], ...]  # (level name, domain value), innermost first
+
+
 @dataclass(frozen=True, slots=True)
 class NodeState:
-    """What the engine knows of one node: its health and its topology path."""
+    """What the engine knows of one node: health, topology path, and for each
+    label-based level the label key its domain value came from."""
 
     name: str
     health: Health
-    topology: tuple[tuple[str, str], ...] = ()
+    topology: Path = ()
+    keys: tuple[tuple[str, str], ...] = ()  # (level name, label key)
+    npus: int | None = None  # allocatable accelerators, when the node reports them
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
+class DomainExpr:
+    """How a term selects a domain: `key In values`."""
+
+    key: str
+    values: tuple[str, ...]
+
+
 class ClusterSnapshot:
-    """Nodes by name; a name that is missing is a node that is gone."""
+    """Nodes by name (a missing name is a node that is gone), with each domain's
+    members and the unhealthy nodes kept up to date as nodes are put and removed."""
 
-    nodes: dict[str, NodeState] = field(default_factory=dict)
+    def __init__(self, nodes: dict[str, NodeState] | None = None) -> None:
+        self.nodes: dict[str, NodeState] = {}
+        self.members: dict[tuple[str, str], set[str]] = {}
+        self.unhealthy: set[str] = set()
+        self.selectors: dict[tuple[str, str], DomainExpr] = {}  # domains not named by a label
+        self.max_tier = 0  # HyperNode tiers known (levels tier1..tierN)
+        for state in (nodes or {}).values():
+            self.put(state)
+
+    def put(self, state: NodeState) -> NodeState | None:
+        old = self.remove(state.name)
+        self.nodes[state.name] = state
+        for domain in state.topology:
+            self.members.setdefault(domain, set()).add(state.name)
+        if state.health is Health.UNHEALTHY:
+            self.unhealthy.add(state.name)
+        return old
+
+    def remove(self, name: str) -> NodeState | None:
+        old = self.nodes.pop(name, None)
+        if old is not None:
+            for domain in old.topology:
+                names = self.members.get(domain)
+                if names is not None:
+                    names.discard(name)
+                    if not names:
+                        del self.members[domain]
+            self.unhealthy.discard(name)
+        return old
 
     def health(self, node: str) -> Health:
         state = self.nodes.get(node)
         return state.health if state else Health.GONE
 
-    def topology(self, node: str) -> tuple[tuple[str, str], ...]:
+    def topology(self, node: str) -> Path:
         state = self.nodes.get(node)
         return state.topology if state else ()
+
+    def domain_expr(self, level: str, value: str, hostname_key: str) -> DomainExpr | None:
+        """A label selector when the domain's nodes name it by a label, else their
+        hostnames; None when no node of the domain is left."""
+        selector = self.selectors.get((level, value))
+        if selector is not None:
+            return selector
+        names = self.members.get((level, value))
+        if not names:
+            return None
+        some = self.nodes[next(iter(names))]
+        for lvl, key in some.keys:
+            if lvl == level:
+                return DomainExpr(key, (value,))
+        return DomainExpr(hostname_key, tuple(sorted(names)))
 
 
 class Operator(str, enum.Enum):

@@ -12,13 +12,14 @@ class Outcome:
     reason: str  # for elsewhere: home-unhealthy, home-gone, home-busy, unknown
 
 
-def classify(home: str, node: str, snapshot: ClusterSnapshot, busy_nodes: set[str], domain_of_home: tuple = ()) -> Outcome:
+def classify(
+    home: str, node: str, snapshot: ClusterSnapshot, busy_nodes: set[str], domains: tuple[tuple[str, str], ...] = ()
+) -> Outcome:
     """`busy_nodes`: nodes holding another live pod of the same owner at bind time;
-    `domain_of_home`: the home's topology path, compared with the node's."""
+    `domains`: the block domains the decision preferred, (level, value) pairs."""
     if node == home:
         return Outcome("home", "home")
-    node_path = snapshot.topology(node)
-    if domain_of_home and node_path and set(domain_of_home) & set(node_path):
+    if set(domains) & set(snapshot.topology(node)):
         return Outcome("domain", "domain")
     health = snapshot.health(home)
     if health is Health.GONE:

@@ -1,11 +1,12 @@
 """What the memory needs to know of a pod event, read from the raw pod."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from homing.engine.identity import RankResult, WorkloadIndex, resolve_owner, resolve_rank
 from homing.engine.model import OwnerRef
-from homing.engine.scope import HOME_ANNOTATION
+from homing.engine.scope import DECISION_ANNOTATION, HOME_ANNOTATION
 
 # Pod or DisruptionTarget reasons that mean the node, not the workload, failed.
 FAULT_REASONS = frozenset({"NodeLost", "DeletionByTaintManager", "UnexpectedAdmissionError"})
@@ -24,6 +25,16 @@ class PodView:
     terminating: bool
     fault_reason: str | None
     home: str | None
+    domains: tuple[tuple[str, str], ...] = ()  # the block domains the decision preferred
+
+
+def decided_domains(annotations: dict) -> tuple[tuple[str, str], ...]:
+    """("superPod", "5") pairs from the decision annotation; nothing when unreadable."""
+    try:
+        names = json.loads(annotations.get(DECISION_ANNOTATION) or "{}").get("domains") or []
+        return tuple(tuple(str(n).split("=", 1)) for n in names if "=" in str(n))  # type: ignore[misc]
+    except (ValueError, AttributeError):
+        return ()
 
 
 def _started(status: dict) -> bool:
@@ -63,4 +74,5 @@ def pod_view(pod: dict, workloads: WorkloadIndex, max_rank_part: int) -> PodView
         terminating=bool(meta.get("deletionTimestamp")),
         fault_reason=_fault_reason(status),
         home=(meta.get("annotations") or {}).get(HOME_ANNOTATION),
+        domains=decided_domains(meta.get("annotations") or {}),
     )

@@ -10,9 +10,10 @@ from urllib.parse import urlparse
 import kopf
 
 from homing.config import Settings
-from homing.operator import logs, metrics, tls, webhookconfig
+from homing.engine.topology import mindcluster
+from homing.operator import configmaps, logs, metrics, tls, webhookconfig
 from homing.operator.events import EventPoster
-from homing.operator.kube import Kube
+from homing.operator.kube import MERGE_PATCH, Kube, KubeError
 from homing.operator.runtime import Runtime
 from homing.operator.store import Store
 from homing.placementmemory import GROUP, PLURAL, VERSION
@@ -36,6 +37,17 @@ async def _load(rt: Runtime, kube: Kube) -> None:
         rt.observe_replicaset("ADDED", rs)
     for node in await kube.list_all("/api/v1/nodes"):
         rt.observe_node("ADDED", node)
+    for path, observe in (
+        ("/apis/topology.volcano.sh/v1alpha1/hypernodes", rt.observe_hypernode),
+        ("/apis/scheduling.volcano.sh/v1beta1/podgroups", rt.observe_podgroup),
+    ):
+        try:
+            for item in await kube.list_all(path):
+                observe("ADDED", item)
+        except KubeError as err:
+            if err.status != 404:
+                raise
+            log.info("Volcano resource not installed; its topology source is off until it appears", path=path)
     assert rt.store is not None
     loaded = await rt.store.load(rt.index)
     for pod in await kube.list_all("/api/v1/pods"):
@@ -77,6 +89,13 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: object) -
         await webhookconfig.ensure(kube, config, ca)
     memo.runtime, memo.kube = rt, kube
     memo.tasks = [asyncio.create_task(_flush_forever(rt)), asyncio.create_task(_sweep_forever(rt))]
+    if config.topology.noded:
+        memo.tasks.append(asyncio.create_task(configmaps.watch_prefixed(
+            kube, mindcluster.NODE_INFO_NAMESPACE, mindcluster.NODE_INFO_PREFIX, rt.observe_nodeinfo)))
+    if config.topology.device_info:
+        copier = DeviceInfoCopier(rt, kube)
+        memo.tasks.append(asyncio.create_task(configmaps.watch_prefixed(
+            kube, mindcluster.DEVICE_INFO_NAMESPACE, mindcluster.DEVICE_INFO_PREFIX, copier.handle)))
     rt.refresh_gauges()
     metrics.READY.set(1)
     log.info("homing ready", webhook_port=config.webhook.port, metrics_port=config.metrics_port)
@@ -124,6 +143,52 @@ async def memory_event(type: str | None, body: kopf.Body, memo: kopf.Memo, **_: 
     if uid and rt.index.forget(uid) is not None:
         rt.store.created.discard(uid)
         log.info("memory dropped with its PlacementMemory", owner_uid=uid, name=body.metadata.name)
+
+
+@kopf.on.event("scheduling.volcano.sh", "v1beta1", "podgroups")
+async def podgroup_event(type: str | None, body: kopf.Body, memo: kopf.Memo, **_: object) -> None:
+    memo.runtime.observe_podgroup(type, dict(body))
+
+
+@kopf.on.event("topology.volcano.sh", "v1alpha1", "hypernodes")
+async def hypernode_event(type: str | None, body: kopf.Body, memo: kopf.Memo, **_: object) -> None:
+    memo.runtime.observe_hypernode(type, dict(body))
+
+
+class DeviceInfoCopier:
+    """Copies MindCluster's SuperPodID/RackID onto the node's topology labels, so that
+    affinity terms (which can only match labels) can name the super-pod and rack."""
+
+    def __init__(self, rt: Runtime, kube: Kube) -> None:
+        self.rt, self.kube = rt, kube
+        self._tasks: set[asyncio.Task] = set()
+
+    def handle(self, event: str | None, configmap: dict) -> None:
+        node = mindcluster.node_of(configmap, mindcluster.DEVICE_INFO_PREFIX)
+        if node is None or event == "DELETED":
+            return
+        try:
+            superpod, rack = mindcluster.device_info_ids(configmap)
+        except ValueError as bad:
+            log.warning("device-info ConfigMap ignored", node=node, detail=str(bad))
+            return
+        labels = self.rt.settings.labels
+        current = self.rt.topology.nodes.get(node)
+        have = current.metadata["labels"] if current else {}
+        want = {labels.superpod: superpod, labels.rack: rack}
+        patch = {k: v for k, v in want.items() if have.get(k) != v}
+        if current is None or not patch:
+            return
+        task = asyncio.get_running_loop().create_task(self._label(node, patch))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _label(self, node: str, labels: dict) -> None:
+        try:
+            await self.kube.request("PATCH", f"/api/v1/nodes/{node}", body={"metadata": {"labels": labels}}, content_type=MERGE_PATCH)
+            log.info("node topology labels copied from device info", node=node, labels=labels)
+        except KubeError as err:
+            log.warning("node topology labels not written", node=node, status=err.status)
 
 
 @kopf.on.mutate("", "v1", "pods", id="homing-pods", operations=["CREATE"], ignore_failures=True, side_effects=False)

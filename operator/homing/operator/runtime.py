@@ -10,16 +10,17 @@ from typing import Any
 import structlog
 
 from homing.config import Settings
-from homing.engine.admission import Decision, decide
-from homing.engine.health import node_state
+from homing.engine.admission import Decision, decide, topology_of
 from homing.engine.identity import WorkloadIndex
 from homing.engine.identity.owner import controller_ref
 from homing.engine.memory.entries import OwnerMemory
 from homing.engine.memory.index import LivePod, MemoryIndex
-from homing.engine.model import ClusterSnapshot, Health
+from homing.engine.model import Health
 from homing.engine.outcome import classify
 from homing.engine.podview import PodView, pod_view
 from homing.engine.scope import accelerator_resources
+from homing.engine.topology import mindcluster
+from homing.engine.topology.sources import TopologySources
 from homing.operator import logs, metrics
 from homing.operator.events import EventPoster
 from homing.operator.store import Store
@@ -48,11 +49,15 @@ class Runtime:
         self.settings = settings
         self.index = MemoryIndex(max_ranks_per_owner=settings.bounds.max_ranks_per_owner)
         self.workloads = WorkloadIndex()
-        self.snapshot = ClusterSnapshot()
+        self.topology = TopologySources(settings)
+        self.snapshot = self.topology.snapshot
+        self.podgroups: dict[tuple[str, str], dict] = {}
         self.opted_in: set[str] = set()  # namespaces labelled for homing
         self.store = store
         self.events = events
         self._warned: set[str] = set()
+        for warning in self.topology.warnings:
+            log.warning("topology configuration", detail=warning)
 
     # -- scope --------------------------------------------------------------------------
     def tracked(self, pod: dict) -> bool:
@@ -87,17 +92,55 @@ class Runtime:
         name = (node.get("metadata") or {}).get("name")
         if not name:
             return
-        old = self.snapshot.nodes.get(name)
+        if event == "DELETED":
+            old, new = self.topology.node_deleted(name), None
+            log.info("node gone; memories that name it keep it until they expire", node=name)
+        else:
+            old, new = self.topology.node_changed(node)
+        self._count_health(old, new)
+
+    def _count_health(self, old: Any, new: Any) -> None:
         if old is not None:
             metrics.NODES.labels(old.health.value).dec()
+        if new is not None:
+            metrics.NODES.labels(new.health.value).inc()
+            if old is not None and old.health is not new.health:
+                log.info("node health changed", node=new.name, health=new.health.value, was=old.health.value)
+
+    @never_raises
+    def observe_hypernode(self, event: str | None, hypernode: dict) -> None:
+        for warning in self.topology.hypernode_changed(hypernode, deleted=event == "DELETED"):
+            log.warning("HyperNode topology", detail=warning)
+
+    @never_raises
+    def observe_podgroup(self, event: str | None, podgroup: dict) -> None:
+        """Only what job kinds read: labels, annotations, minMember and topology policies."""
+        meta = podgroup.get("metadata") or {}
+        key = (meta.get("namespace") or "", meta.get("name") or "")
         if event == "DELETED":
-            self.snapshot.nodes.pop(name, None)
-            log.info("node gone; memories that name it keep it until they expire", node=name)
+            self.podgroups.pop(key, None)
             return
-        state = self.snapshot.nodes[name] = node_state(node, self.settings.labels)
-        metrics.NODES.labels(state.health.value).inc()
-        if old is not None and old.health is not state.health:
-            log.info("node health changed", node=name, health=state.health.value, was=old.health.value)
+        spec = podgroup.get("spec") or {}
+        self.podgroups[key] = {
+            "metadata": {"annotations": dict(meta.get("annotations") or {}), "labels": dict(meta.get("labels") or {})},
+            "spec": {k: spec[k] for k in ("minMember", "networkTopology", "subGroupPolicy") if k in spec},
+        }
+
+    @never_raises
+    def observe_nodeinfo(self, event: str | None, configmap: dict) -> None:
+        """NodeD's verdict on a node (when the NodeD source is enabled)."""
+        node = mindcluster.node_of(configmap, mindcluster.NODE_INFO_PREFIX)
+        if node is None:
+            return
+        health = None
+        if event != "DELETED":
+            try:
+                health = mindcluster.noded_health(configmap)
+            except ValueError as bad:
+                log.warning("NodeD ConfigMap ignored", node=node, detail=str(bad))
+        old = self.snapshot.nodes.get(node)
+        self.topology.noded_changed(node, health)
+        self._count_health(old, self.snapshot.nodes.get(node))
 
     # -- pods -------------------------------------------------------------------------------
     @never_raises
@@ -126,7 +169,8 @@ class Runtime:
         index.pod_seen(view.uid, LivePod(view.owner.uid, rank, view.node, view.terminating))
         index.touch(view.owner.uid, now)
         if view.node and not view.terminating and not view.ended:
-            if index.record_bind(view.owner, rank, view.node, self.snapshot.topology(view.node), now):
+            group = topology_of(pod, self.podgroups, self.snapshot, self.settings, None).group if rank else None
+            if index.record_bind(view.owner, rank, view.node, self.snapshot.topology(view.node), now, group):
                 bound.info("bound: remembered")
             first_sighting = before is None or before.node is None
             if view.home and event is not None and first_sighting:
@@ -158,7 +202,7 @@ class Runtime:
 
     def _account_outcome(self, pod: dict, view: PodView, busy: set[str], bound: Any) -> None:
         assert view.home and view.node
-        outcome = classify(view.home, view.node, self.snapshot, busy)
+        outcome = classify(view.home, view.node, self.snapshot, busy, view.domains)
         mem = self.index.owner(view.owner.uid)
         if mem is not None:
             stats = mem.stats
@@ -183,7 +227,7 @@ class Runtime:
         started = time.perf_counter()
         now = time.time() if now is None else now
         try:
-            decision = decide(pod, self.index, self.workloads, self.snapshot, self.settings, now)
+            decision = decide(pod, self.index, self.workloads, self.snapshot, self.settings, now, self.podgroups)
             if decision.outcome != "skipped" and not dryrun:
                 mem = self.index.owner(decision.owner_uid or "")
                 if mem is not None:

@@ -23,6 +23,7 @@ class RankEntry:
     previous_node: str | None = None
     warm: bool = False
     faults: list[FaultMark] | None = None  # None, not [], for the common case: saves memory
+    group: str | None = None  # Volcano sub-group at bind time (HyperNode jobs)
 
 
 @dataclass(slots=True)

@@ -69,10 +69,12 @@ class MemoryIndex:
         return changed
 
     # -- lifecycle (SPEC 2) -----------------------------------------------------
-    def record_bind(self, owner: OwnerRef, rank: str | None, node: str, topology: Topology, now: float) -> bool:
+    def record_bind(
+        self, owner: OwnerRef, rank: str | None, node: str, topology: Topology, now: float, group: str | None = None
+    ) -> bool:
         mem = self.ensure(owner, now)
         before = len(mem.ranks)
-        changed = rules.record_bind(mem, rank, sys.intern(node), self._intern(topology), now)
+        changed = rules.record_bind(mem, rank, sys.intern(node), self._intern(topology), now, group)
         if len(mem.ranks) > self.max_ranks_per_owner:
             rules.drop_oldest_rank(mem)
         if len(mem.pool) > self.max_ranks_per_owner:
@@ -155,6 +157,8 @@ class MemoryIndex:
         for mem in sorted(self.owners.values(), key=lambda m: (m.last_seen, m.owner.uid)):
             if excess <= 0:
                 break
+            if not mem.ranks:
+                continue  # forgetting a pool-only owner frees no ranks
             victims.append(mem.owner.uid)
             excess -= len(mem.ranks)
         return victims

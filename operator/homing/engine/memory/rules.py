@@ -4,7 +4,9 @@ from __future__ import annotations
 from homing.engine.memory.entries import FaultMark, OwnerMemory, PoolEntry, RankEntry, Topology
 
 
-def record_bind(mem: OwnerMemory, rank: str | None, node: str, topology: Topology, now: float) -> bool:
+def record_bind(
+    mem: OwnerMemory, rank: str | None, node: str, topology: Topology, now: float, group: str | None = None
+) -> bool:
     """A pod got spec.nodeName. Returns whether the memory changed."""
     mem.last_seen = now
     if rank is None:
@@ -16,16 +18,16 @@ def record_bind(mem: OwnerMemory, rank: str | None, node: str, topology: Topolog
         return True
     entry = mem.ranks.get(rank)
     if entry is None:
-        mem.ranks[rank] = RankEntry(node=node, bound_at=now, topology=topology)
+        mem.ranks[rank] = RankEntry(node=node, bound_at=now, topology=topology, group=group)
         mem.link(rank, node)
     elif entry.node != node:
         mem.move_home(entry.node, node)
         entry.previous_node, entry.node = entry.node, node
-        entry.bound_at, entry.topology, entry.warm = now, topology, False
+        entry.bound_at, entry.topology, entry.warm, entry.group = now, topology, False, group
     else:
-        if entry.topology == topology:
+        if entry.topology == topology and entry.group == group:
             return False  # the same binding seen again (a resync): nothing to write
-        entry.topology = topology
+        entry.topology, entry.group = topology, group
     return True
 
 

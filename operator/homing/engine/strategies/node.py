@@ -1,4 +1,6 @@
-"""Ordinary NPU/GPU and vNPU pods: home node, keep clear of siblings, avoid faults."""
+"""The rank step every pod of a ranked workload takes: its home node, keep clear of
+siblings' homes, avoid faults. Ordinary NPU/GPU and vNPU pods take only this step;
+topology kinds add their block domains (strategies/blocks.py) in between."""
 from __future__ import annotations
 
 from homing.engine.memory.rules import active_faults
@@ -9,6 +11,7 @@ from homing.engine.rules.home import home_term
 from homing.engine.rules.keep_clear import keep_clear_term
 from homing.engine.siblings import sibling_homes
 from homing.engine.strategies.base import Placement, RankContext
+from homing.engine.strategies.blocks import NO_DOMAINS, Domains
 
 _REASONS = {
     Health.HEALTHY: "home",
@@ -18,20 +21,21 @@ _REASONS = {
 }
 
 
-def node_strategy(ctx: RankContext) -> Placement:
+def node_strategy(ctx: RankContext, domains: Domains = NO_DOMAINS) -> Placement:
     mem, w = ctx.memory, ctx.weights
     entry = mem.ranks.get(ctx.rank.key) if mem else None
     home = entry.node if entry else None
     faults = active_faults(entry, ctx.now, ctx.fault_memory)
     health = ctx.snapshot.health(home) if home else Health.GONE
     unhealthy_home = [home] if home and health is Health.UNHEALTHY else []
-    avoided, cut_avoid = bounded([*unhealthy_home, *faults], ctx.max_values)
+    avoided, cut_avoid = bounded([*unhealthy_home, *faults, *domains.unhealthy], ctx.max_values)
     siblings, cut_siblings = sibling_homes(mem, ctx.rank.index, home, ctx.max_values)
     home_t = home_term(home, health, faults, w.home, ctx.hostname_key)
     terms = [
         t
         for t in (
             home_t,
+            *domains.terms,
             keep_clear_term(siblings, w.keep_clear, ctx.hostname_key),
             avoid_term(avoided, w.avoid_fault, ctx.hostname_key),
         )
@@ -47,6 +51,7 @@ def node_strategy(ctx: RankContext) -> Placement:
         terms=terms,
         reason=reason,
         home=home if home_t else None,
+        domains=list(domains.names),
         avoided=avoided,
-        truncated=cut_avoid or cut_siblings,
+        truncated=cut_avoid or cut_siblings or domains.truncated,
     )

@@ -1,0 +1,105 @@
+"""Keeps the ClusterSnapshot in step with its sources: Node objects, HyperNodes and
+NodeD's verdicts. Each update recomputes only the nodes it can change; a HyperNode
+change recomputes every node's tier path (HyperNodes change rarely)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from homing.config import Settings
+from homing.engine.health import node_state
+from homing.engine.model import ClusterSnapshot, Health, NodeState
+from homing.engine.topology.hypernodes import hypernode_topology
+from homing.engine.topology.resource_levels import LevelLabels, parse_resource_levels
+
+
+@dataclass(slots=True)
+class _NodeInput:
+    """The slice of a Node object the snapshot needs (not the whole object: 5,000 of those is a lot)."""
+
+    metadata: dict
+    spec: dict
+    status: dict
+
+
+@dataclass(slots=True)
+class TopologySources:
+    settings: Settings
+    snapshot: ClusterSnapshot = field(default_factory=ClusterSnapshot)
+    trees: LevelLabels = field(default_factory=dict)
+    nodes: dict[str, _NodeInput] = field(default_factory=dict)
+    hypernodes: dict[str, dict] = field(default_factory=dict)
+    hyper_paths: dict[str, tuple] = field(default_factory=dict)
+    noded: dict[str, Health] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # the latest topology warnings, for the log
+
+    def __post_init__(self) -> None:
+        self.trees, warning = parse_resource_levels(self.settings.topology.resource_level_config)
+        if warning:
+            self.warnings.append(warning)
+
+    def _state(self, name: str) -> NodeState:
+        raw = self.nodes[name]
+        node = {"metadata": raw.metadata, "spec": raw.spec, "status": raw.status}
+        return node_state(
+            node,
+            self.settings.labels,
+            self.trees,
+            self.hyper_paths.get(name, ()),
+            self.noded.get(name),
+            self.settings.scope.resource_prefixes,
+        )
+
+    def _refresh(self, name: str) -> tuple[NodeState | None, NodeState | None]:
+        """(old, new) state of one node in the snapshot."""
+        if name not in self.nodes:
+            return self.snapshot.remove(name), None
+        new = self._state(name)
+        return self.snapshot.put(new), new
+
+    def node_changed(self, node: dict) -> tuple[NodeState | None, NodeState | None]:
+        meta = node.get("metadata") or {}
+        name = meta.get("name") or ""
+        labels_before = self.nodes[name].metadata.get("labels") if name in self.nodes else None
+        self.nodes[name] = _NodeInput(
+            metadata={"name": name, "labels": dict(meta.get("labels") or {})},
+            spec={"unschedulable": (node.get("spec") or {}).get("unschedulable"), "taints": (node.get("spec") or {}).get("taints") or []},
+            status={
+                "conditions": [c for c in (node.get("status") or {}).get("conditions") or () if (c or {}).get("type") == "Ready"],
+                "allocatable": dict((node.get("status") or {}).get("allocatable") or {}),
+            },
+        )
+        if self.hypernodes and labels_before != self.nodes[name].metadata["labels"]:
+            self._rebuild_hypernodes()  # a label selector may now (not) select it
+        return self._refresh(name)
+
+    def node_deleted(self, name: str) -> NodeState | None:
+        self.nodes.pop(name, None)
+        return self._refresh(name)[0]
+
+    def hypernode_changed(self, hypernode: dict, deleted: bool = False) -> list[str]:
+        name = (hypernode.get("metadata") or {}).get("name") or ""
+        if deleted:
+            self.hypernodes.pop(name, None)
+        else:
+            self.hypernodes[name] = {"metadata": {"name": name}, "spec": hypernode.get("spec") or {}}
+        return self._rebuild_hypernodes()
+
+    def _rebuild_hypernodes(self) -> list[str]:
+        labels = {n: raw.metadata["labels"] for n, raw in self.nodes.items()}
+        topo = hypernode_topology(self.hypernodes.values(), labels)
+        self.snapshot.selectors = topo.selectors
+        self.snapshot.max_tier = topo.max_tier
+        changed = set(self.hyper_paths) | set(topo.paths)
+        self.hyper_paths = topo.paths
+        for name in changed & set(self.nodes):
+            self._refresh(name)
+        self.warnings = topo.warnings
+        return topo.warnings
+
+    def noded_changed(self, node: str, health: Health | None) -> None:
+        if health is None:
+            self.noded.pop(node, None)
+        else:
+            self.noded[node] = health
+        if node in self.nodes:
+            self._refresh(node)
