@@ -40,8 +40,9 @@ async def eventually(check: Callable[[], Awaitable[Any]], timeout: float = 30, w
     raise TimeoutError(f"{what} not reached in {timeout}s (last: {last!r})")
 
 
-async def install_crd(kube: Kube) -> None:
-    crd = yaml.safe_load((ROOT / "crds" / "placementmemory.yaml").read_text())
+async def install_crd(kube: Kube, crd: dict | None = None) -> None:
+    """homing's CRD, or the one given; waits until it is served."""
+    crd = crd or yaml.safe_load((ROOT / "crds" / "placementmemory.yaml").read_text())
     path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
     try:
         await kube.request("POST", path, body=crd)

@@ -11,12 +11,15 @@ from pathlib import Path
 import pytest
 
 from homing.operator.kube import Kube
-from homing_e2e import objects
+from homing_e2e import objects, volcano
 from homing_e2e.cluster import LocalControlPlane, build_binaries
 from homing_e2e.fake_kubelet import FakeKubelet
 from homing_e2e.operator_process import OperatorProcess
 
 pytestmark = pytest.mark.cluster
+
+# Multilevel jobs read their level labels from this tree (test_topology.py labels nodes so).
+RESOURCE_LEVELS = '{"default": {"level1": {"label": "e2e.homing.io/switch"}, "level2": {"label": "e2e.homing.io/spine"}}}'
 
 
 @pytest.fixture(scope="session")
@@ -37,6 +40,8 @@ def kubeconfig() -> Path:
 async def kube(kubeconfig: Path) -> Kube:
     client = await Kube.connect(str(kubeconfig))
     await objects.install_crd(client)
+    for name in volcano.TOPOLOGY_CRDS:  # PodGroups and HyperNodes, for topology-aware jobs
+        await objects.install_crd(client, volcano.crd(name))
     kubelet = FakeKubelet(client)
     kubelet.start()
     yield client
@@ -51,7 +56,10 @@ def operator(kubeconfig: Path, kube: Kube) -> OperatorProcess:
         kubeconfig,
         workdir,
         webhook_host=os.environ.get("HOMING_E2E_WEBHOOK_HOST", "127.0.0.1"),
-        env={"HOMING_LIFETIMES__SWEEP_INTERVAL_SECONDS": "5"},
+        env={
+            "HOMING_LIFETIMES__SWEEP_INTERVAL_SECONDS": "5",
+            "HOMING_TOPOLOGY__RESOURCE_LEVEL_CONFIG": RESOURCE_LEVELS,
+        },
     )
     proc.start()
     yield proc
