@@ -39,7 +39,7 @@ crds: venv
 	$(PY) -m homing.tools.gencrd crds/placementmemory.yaml
 
 manifests: venv
-	$(PY) -m homing.tools.genmanifests manifests
+	$(PY) -m homing.tools.genmanifests manifests/base
 
 clean:
 	rm -rf $(VENV) e2e/.bin .pytest_cache .hypothesis

@@ -64,12 +64,12 @@ def _really_apply(kubeconfig: Path, *files: str) -> Iterator[None]:
 
 @pytest.fixture(scope="module")
 def installed_namespace(kubeconfig: Path) -> Iterator[None]:
-    yield from _really_apply(kubeconfig, "namespace.yaml")
+    yield from _really_apply(kubeconfig, "base/namespace.yaml")
 
 
 @pytest.fixture(scope="module")
 def installed_rbac(kubeconfig: Path, installed_namespace: None) -> Iterator[None]:
-    yield from _really_apply(kubeconfig, "serviceaccount.yaml", "rbac.yaml")
+    yield from _really_apply(kubeconfig, "base/serviceaccount.yaml", "base/rbac.yaml")
 
 
 @pytest.fixture
@@ -87,7 +87,7 @@ async def rbac_in_effect(kube: Kube, installed_rbac: None) -> None:
 
 
 def test_webhook_manifest_is_generated() -> None:
-    assert (MANIFESTS / "webhook.yaml").read_text() == genmanifests.render_webhook(), (
+    assert (MANIFESTS / "base" / "webhook.yaml").read_text() == genmanifests.render_webhook(), (
         "manifests/webhook.yaml is stale: run `python -m homing.tools.genmanifests`"
     )
 
@@ -95,7 +95,7 @@ def test_webhook_manifest_is_generated() -> None:
 def test_webhook_manifest_is_what_the_operator_writes() -> None:
     from homing.operator.webhookconfig import configuration
 
-    assert yaml.safe_load((MANIFESTS / "webhook.yaml").read_text()) == configuration(Settings(), None)
+    assert yaml.safe_load((MANIFESTS / "base" / "webhook.yaml").read_text()) == configuration(Settings(), None)
 
 
 def test_crd_is_generated() -> None:
@@ -124,7 +124,7 @@ def test_config_example_is_valid(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 def test_deployment_matches_the_settings() -> None:
     """Ports, probes and names in deployment.yaml agree with the defaults the code uses."""
     s = Settings()
-    dep = yaml.safe_load((MANIFESTS / "deployment.yaml").read_text())
+    dep = yaml.safe_load((MANIFESTS / "base" / "deployment.yaml").read_text())
     pod = dep["spec"]["template"]["spec"]
     (c,) = pod["containers"]
     ports = {p["name"]: p["containerPort"] for p in c["ports"]}
@@ -136,7 +136,7 @@ def test_deployment_matches_the_settings() -> None:
     assert s.webhook.tls_dir.startswith("/tmp/")
     assert {"name": "tmp", "mountPath": "/tmp"} in c["volumeMounts"]
     assert dep["spec"]["replicas"] == 1
-    svc = yaml.safe_load((MANIFESTS / "service.yaml").read_text())
+    svc = yaml.safe_load((MANIFESTS / "base" / "service.yaml").read_text())
     assert svc["metadata"]["name"] == s.webhook.service_name
     assert {"name": "webhook", "port": 443, "targetPort": "webhook", "protocol": "TCP"} in svc["spec"]["ports"]
 
@@ -160,6 +160,10 @@ NEEDED = [
     *[("watch", "", r, "", "", "") for r in ("pods", "nodes", "namespaces")],
     ("list", "apps", "replicasets", "", "", ""),
     ("watch", "apps", "replicasets", "", "", ""),
+    ("list", "scheduling.volcano.sh", "podgroups", "", "", ""),
+    ("watch", "scheduling.volcano.sh", "podgroups", "", "", ""),
+    ("list", "topology.volcano.sh", "hypernodes", "", "", ""),
+    ("watch", "topology.volcano.sh", "hypernodes", "", "", ""),
     ("list", "homing.io", "placementmemories", "", "", ""),
     ("watch", "homing.io", "placementmemories", "", "", ""),
     ("create", "homing.io", "placementmemories", "", "team-a", ""),
@@ -186,6 +190,9 @@ FORBIDDEN = [
     ("list", "", "secrets", "", "", ""),
     ("create", "", "secrets", "", NAMESPACE, ""),
     ("list", "", "configmaps", "", "", ""),
+    ("list", "", "configmaps", "", "kube-system", ""),
+    ("update", "scheduling.volcano.sh", "podgroups", "", "team-a", "pg"),
+    ("create", "topology.volcano.sh", "hypernodes", "", "", ""),
     ("patch", "", "events", "", "team-a", "e"),
     ("delete", "", "events", "", "team-a", "e"),
     ("delete", "apps", "replicasets", "", "team-a", "r"),
@@ -239,3 +246,30 @@ async def test_rbac_grants_what_the_operator_uses(kube: Kube, rbac_in_effect: No
 async def test_rbac_denies_the_rest(kube: Kube, rbac_in_effect: None) -> None:
     granted = [_show(c) for c in FORBIDDEN if await allowed(kube, *c)]
     assert not granted, f"allowed, but the operator never does this: {granted}"
+
+
+# -- the MindCluster overlay ----------------------------------------------------------------
+
+MINDCLUSTER_EXTRA = {
+    "role.rbac.authorization.k8s.io/homing-deviceinfo",
+    "rolebinding.rbac.authorization.k8s.io/homing-deviceinfo",
+    "role.rbac.authorization.k8s.io/homing-nodeinfo",
+    "rolebinding.rbac.authorization.k8s.io/homing-nodeinfo",
+    "clusterrole.rbac.authorization.k8s.io/homing-node-labels",
+    "clusterrolebinding.rbac.authorization.k8s.io/homing-node-labels",
+}
+
+
+async def test_mindcluster_overlay_applies_and_turns_the_sources_on(kubeconfig: Path, kube: Kube, installed_namespace: None) -> None:
+    try:
+        await kube.request("POST", "/api/v1/namespaces", body={"metadata": {"name": "mindx-dl"}})
+    except KubeError as err:
+        assert err.status == 409  # MindCluster's namespace exists already
+    out = ok(kubectl(kubeconfig, "apply", "-k", str(MANIFESTS / "mindcluster"), "--dry-run=server", "-o", "name"))
+    assert set(out.split()) == EXPECTED_OBJECTS | MINDCLUSTER_EXTRA
+    rendered = ok(kubectl(kubeconfig, "kustomize", str(MANIFESTS / "mindcluster")))
+    deployment = next(d for d in yaml.safe_load_all(rendered) if d and d["kind"] == "Deployment")
+    env = {e["name"]: e.get("value") for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["HOMING_TOPOLOGY__DEVICE_INFO"] == env["HOMING_TOPOLOGY__NODED"] == "true"
+    settings = Settings(topology={"device_info": env["HOMING_TOPOLOGY__DEVICE_INFO"], "noded": env["HOMING_TOPOLOGY__NODED"]})
+    assert settings.topology.device_info and settings.topology.noded

@@ -55,7 +55,7 @@ RENDERERS = {"webhook.yaml": render_webhook}
 
 
 def main(argv: list[str]) -> None:
-    out = Path(argv[0] if argv else "manifests")
+    out = Path(argv[0] if argv else "manifests/base")
     out.mkdir(parents=True, exist_ok=True)
     for name, render in RENDERERS.items():
         target = out / name
