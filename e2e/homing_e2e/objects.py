@@ -189,3 +189,15 @@ def home(pod_obj: dict) -> str | None:
 async def placement_memories(kube: Kube, ns: str) -> list[dict]:
     got = await kube.request("GET", f"/apis/homing.io/v1alpha1/namespaces/{ns}/placementmemories")
     return got.get("items", [])
+
+
+async def rank_ran_on_a(kube: Kube, ns: str, annotations: dict[str, str] | None = None) -> tuple[str, str, dict, dict]:
+    """Two nodes a and b; rank 0 of job `job` was bound to a and ran there.
+    Returns (a, b, owner reference, the rank's annotations)."""
+    a, b = await node(kube, f"a-{ns}"), await node(kube, f"b-{ns}")
+    owner = await owner_stand_in(kube, ns, "job")
+    ann = annotations or {"volcano.sh/task-index": "0"}
+    await pod(kube, ns, "job-0", owner=owner, annotations=ann)
+    await bind(kube, ns, "job-0", a)
+    await running(kube, ns, "job-0")
+    return a, b, owner, ann

@@ -58,6 +58,8 @@ def operator(kubeconfig: Path, kube: Kube) -> OperatorProcess:
         webhook_host=os.environ.get("HOMING_E2E_WEBHOOK_HOST", "127.0.0.1"),
         env={
             "HOMING_LIFETIMES__SWEEP_INTERVAL_SECONDS": "5",
+            # Not "homing": test_install.py dry-runs the shipped configuration of that name.
+            "HOMING_WEBHOOK__CONFIGURATION_NAME": "homing-e2e",
             "HOMING_TOPOLOGY__RESOURCE_LEVEL_CONFIG": RESOURCE_LEVELS,
         },
     )

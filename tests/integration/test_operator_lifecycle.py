@@ -17,13 +17,7 @@ async def _remembered(kube, ns, ranks: int):
 
 
 async def test_memory_reloaded_after_restart(kube, operator, ns):
-    a = await o.node(kube, f"a-{ns}")
-    await o.node(kube, f"b-{ns}")
-    owner = await o.owner_stand_in(kube, ns, "job")
-    ann = {"volcano.sh/task-index": "0"}
-    await o.pod(kube, ns, "job-0", owner=owner, annotations=ann)
-    await o.bind(kube, ns, "job-0", a)
-    await o.running(kube, ns, "job-0")
+    a, _, owner, ann = await o.rank_ran_on_a(kube, ns)
     await o.delete_pod(kube, ns, "job-0")
     await o.eventually(lambda: _remembered(kube, ns, 1), what="rank written to its PlacementMemory")
     operator.stop(kill=True)  # no goodbye flush: only what was written survives

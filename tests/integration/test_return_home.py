@@ -32,10 +32,9 @@ async def test_volcano_task_index_returns_home(kube, operator, ns):
 
 
 async def test_hccl_rank_index_returns_home(kube, operator, ns):
-    a = await o.node(kube, f"a-{ns}")
-    await o.node(kube, f"b-{ns}")
-    owner = await o.owner_stand_in(kube, ns, "ascend-job")
-    again = await _run_then_replace(kube, ns, "ascend-job-0", a, owner, annotations={"hccl/rankIndex": "0"})
+    a, _, owner, ann = await o.rank_ran_on_a(kube, ns, {"hccl/rankIndex": "0"})
+    await o.delete_pod(kube, ns, "job-0")
+    again = await o.pod(kube, ns, "job-0", owner=owner, annotations=ann)
     assert o.home(again) == a
     assert o.term_values(again, "In", weight=100) == [[a]]
 
@@ -76,13 +75,7 @@ async def test_statefulset_ordinal_returns_home(kube, operator, ns):
 
 
 async def test_unhealthy_home_gets_avoid_term_not_home(kube, operator, ns):
-    a = await o.node(kube, f"a-{ns}")
-    await o.node(kube, f"b-{ns}")
-    owner = await o.owner_stand_in(kube, ns, "job")
-    ann = {"volcano.sh/task-index": "0"}
-    await o.pod(kube, ns, "job-0", owner=owner, annotations=ann)
-    await o.bind(kube, ns, "job-0", a)
-    await o.running(kube, ns, "job-0")
+    a, _, owner, ann = await o.rank_ran_on_a(kube, ns)
     unhealthy_before = operator.metric("homing_nodes", health="unhealthy")
     await o.set_node_ready(kube, a, False)
 
@@ -100,13 +93,7 @@ async def test_unhealthy_home_gets_avoid_term_not_home(kube, operator, ns):
 
 
 async def test_vanished_home_gets_no_term(kube, operator, ns):
-    a = await o.node(kube, f"a-{ns}")
-    await o.node(kube, f"b-{ns}")
-    owner = await o.owner_stand_in(kube, ns, "job")
-    ann = {"volcano.sh/task-index": "0"}
-    await o.pod(kube, ns, "job-0", owner=owner, annotations=ann)
-    await o.bind(kube, ns, "job-0", a)
-    await o.running(kube, ns, "job-0")
+    a, _, owner, ann = await o.rank_ran_on_a(kube, ns)
     await o.delete_pod(kube, ns, "job-0")
     await kube.request("DELETE", f"/api/v1/nodes/{a}")
     await o.eventually(lambda: _log_mentions(operator, "node gone", a), what="operator saw the node go")
@@ -116,11 +103,7 @@ async def test_vanished_home_gets_no_term(kube, operator, ns):
 
 
 async def test_placed_away_from_a_busy_home_is_counted_and_explained(kube, operator, ns):
-    a, b = await o.node(kube, f"a-{ns}"), await o.node(kube, f"b-{ns}")
-    owner = await o.owner_stand_in(kube, ns, "job")
-    await o.pod(kube, ns, "job-0", owner=owner, annotations={"volcano.sh/task-index": "0"})
-    await o.bind(kube, ns, "job-0", a)
-    await o.running(kube, ns, "job-0")
+    a, b, owner, _ = await o.rank_ran_on_a(kube, ns)
     await o.delete_pod(kube, ns, "job-0")
     # Rank 1 takes rank 0's node meanwhile; rank 0 comes back and is sent elsewhere.
     await o.pod(kube, ns, "job-1", owner=owner, annotations={"volcano.sh/task-index": "1"})

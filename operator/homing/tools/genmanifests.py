@@ -1,6 +1,6 @@
 """Writes the generated install manifests: `python -m homing.tools.genmanifests [DIR]`.
 
-Only manifests/webhook.yaml is generated: the MutatingWebhookConfiguration the operator
+Only manifests/base/webhook.yaml is generated: the MutatingWebhookConfiguration the operator
 itself would write (homing.operator.webhookconfig.configuration), rendered from the
 default settings and without a caBundle, which the operator patches in at start-up.
 A test keeps the file and this output equal."""
@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import yaml
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource
 
 from homing.config import Settings
 from homing.operator.webhookconfig import configuration
@@ -19,22 +18,6 @@ WEBHOOK_HEADER = (
     "# Generated from operator/homing/operator/webhookconfig.py by `make manifests`. Do not edit.\n"
     "# No caBundle: the operator makes its own CA at start-up and patches it in.\n"
 )
-
-
-class _Defaults(Settings):
-    """The shipped defaults: no HOMING_* variable or config file of the machine that
-    runs the generator leaks into the manifest."""
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings,)
 
 
 class _NoAliases(yaml.SafeDumper):
@@ -46,7 +29,7 @@ class _NoAliases(yaml.SafeDumper):
 
 
 def render_webhook() -> str:
-    body = configuration(_Defaults(), None)
+    body = configuration(Settings.model_construct(), None)  # defaults only: no HOMING_* of this machine
     return WEBHOOK_HEADER + yaml.dump(body, Dumper=_NoAliases, sort_keys=False)
 
 
