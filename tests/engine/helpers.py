@@ -199,3 +199,46 @@ def normalise(scores: Mapping[str, int]) -> dict[str, int]:
 
 def k8s_scores(preferred: list[dict], nodes: Iterable[str]) -> dict[str, int]:
     return normalise(raw_scores(preferred, {n: {} for n in nodes}))
+
+
+# -- topology builders (job kinds, block domains) ---------------------------------------------
+
+NPU = "huawei.com/Ascend910"
+
+
+def npu_pod(
+    name: str = "job-0",
+    annotations: Mapping[str, str] | None = None,
+    labels: Mapping[str, str] | None = None,
+    npus: int = 8,
+    node_selector: Mapping[str, str] | None = None,
+    controller: OwnerRef | None = None,
+    resource: str = NPU,
+) -> dict:
+    """An Ascend pod: `npus` of `resource` in the first container's requests and limits
+    (the API server has defaulted requests from limits before admission)."""
+    p = pod(name=name, controller=controller, annotations=annotations, labels=labels, resources={resource: str(npus)})
+    resources = p["spec"]["containers"][0]["resources"]
+    resources["requests"] = dict(resources["limits"])
+    if node_selector is not None:
+        p["spec"]["nodeSelector"] = dict(node_selector)
+    return p
+
+
+def podgroup(annotations: Mapping[str, str] | None = None, labels: Mapping[str, str] | None = None,
+             name: str = "pg", namespace: str = "ns", **spec) -> dict:
+    """A Volcano PodGroup; `spec` as keyword arguments (minMember=4, networkTopology={...})."""
+    meta: dict = {"name": name, "namespace": namespace}
+    if annotations is not None:
+        meta["annotations"] = dict(annotations)
+    if labels is not None:
+        meta["labels"] = dict(labels)
+    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup", "metadata": meta, "spec": dict(spec)}
+
+
+def topo_memory(ranks: Mapping[str, tuple], ref: OwnerRef | None = None, last_seen: float = NOW) -> OwnerMemory:
+    """An owner memory whose ranks carry a topology: rank -> (node, path) or (node, path, group)."""
+    entries = {}
+    for key, (node, path, *group) in ranks.items():
+        entries[key] = RankEntry(node=node, bound_at=last_seen, topology=tuple(path), group=group[0] if group else None)
+    return OwnerMemory(owner=ref or owner(), last_seen=last_seen, ranks=entries)

@@ -31,10 +31,13 @@ class PodView:
 def decided_domains(annotations: dict) -> tuple[tuple[str, str], ...]:
     """("superPod", "5") pairs from the decision annotation; nothing when unreadable."""
     try:
-        names = json.loads(annotations.get(DECISION_ANNOTATION) or "{}").get("domains") or []
-        return tuple(tuple(str(n).split("=", 1)) for n in names if "=" in str(n))  # type: ignore[misc]
+        names = json.loads(annotations.get(DECISION_ANNOTATION) or "{}").get("domains")
     except (ValueError, AttributeError):
         return ()
+    if not isinstance(names, list):
+        return ()
+    pairs = (str(n).split("=", 1) for n in names if isinstance(n, str) and "=" in n)
+    return tuple((level, value) for level, value in pairs if level and value)
 
 
 def _started(status: dict) -> bool:

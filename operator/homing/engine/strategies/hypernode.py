@@ -41,8 +41,9 @@ def _selected(selector: object, labels: dict) -> bool:
     return True
 
 
-def subgroup(facts: JobFacts, max_tier: int) -> tuple[str | None, int]:
-    """The pod's sub-group id and the highest tier it should share."""
+def subgroup(facts: JobFacts, job_tier: int) -> tuple[str | None, int]:
+    """The pod's sub-group id and the highest tier it should share (the job's, unless
+    the sub-group policy sets its own)."""
     for policy in facts.group_spec.get("subGroupPolicy") or ():
         if not isinstance(policy, dict) or not _selected(policy.get("labelSelector"), facts.pod_labels):
             continue
@@ -51,7 +52,7 @@ def subgroup(facts: JobFacts, max_tier: int) -> tuple[str | None, int]:
         if missing:
             raise BadTopology(f"sub-group {policy.get('name')!r}: the pod has no label {missing[0]!r}")
         values = ",".join(f"{k}={facts.pod_labels[k]}" for k in keys)
-        return f"{policy.get('name', '')}:{values}", _highest(policy.get("networkTopology"), max_tier)
+        return f"{policy.get('name', '')}:{values}", _highest(policy.get("networkTopology"), job_tier)
     return None, 0
 
 
@@ -59,7 +60,7 @@ def topology(facts: JobFacts, max_tier: int) -> JobTopology:
     if max_tier < 1:
         raise BadTopology("the job asks for HyperNode topology but the cluster has no HyperNodes")
     job_tier = _highest(facts.group_spec.get("networkTopology"), max_tier)
-    group, group_tier = subgroup(facts, max_tier)
-    top = max(job_tier, group_tier)
+    group, group_tier = subgroup(facts, job_tier)
+    top = job_tier
     levels = tuple(Level(f"tier{t}", None, by_group=group is not None and t <= group_tier) for t in range(1, top + 1))
     return JobTopology(kind=KIND, levels=levels, group=group)

@@ -59,6 +59,7 @@ class TopologySources:
     def node_changed(self, node: dict) -> tuple[NodeState | None, NodeState | None]:
         meta = node.get("metadata") or {}
         name = meta.get("name") or ""
+        old = self.snapshot.nodes.get(name)  # before a HyperNode rebuild can re-put it
         labels_before = self.nodes[name].metadata.get("labels") if name in self.nodes else None
         self.nodes[name] = _NodeInput(
             metadata={"name": name, "labels": dict(meta.get("labels") or {})},
@@ -70,7 +71,7 @@ class TopologySources:
         )
         if self.hypernodes and labels_before != self.nodes[name].metadata["labels"]:
             self._rebuild_hypernodes()  # a label selector may now (not) select it
-        return self._refresh(name)
+        return old, self._refresh(name)[1]
 
     def node_deleted(self, name: str) -> NodeState | None:
         self.nodes.pop(name, None)
