@@ -81,6 +81,7 @@ class Webhook(BaseModel):
     configuration_name: str = "homing"
     manage_configuration: bool = True
     tls_dir: str = "/tmp/homing-tls"
+    tls_secret: str | None = None  # keep the certificate in this Secret (service namespace) across restarts
     timeout_seconds: int = 2
     deadline_seconds: float = 0.25  # internal budget, well under timeout_seconds
 

@@ -31,6 +31,8 @@ EXPECTED_OBJECTS = {
     "serviceaccount/homing",
     "clusterrole.rbac.authorization.k8s.io/homing",
     "clusterrolebinding.rbac.authorization.k8s.io/homing",
+    "role.rbac.authorization.k8s.io/homing-tls",
+    "rolebinding.rbac.authorization.k8s.io/homing-tls",
     "service/homing-webhook",
     "deployment.apps/homing",
     "mutatingwebhookconfiguration.admissionregistration.k8s.io/homing",
@@ -175,6 +177,9 @@ NEEDED = [
     ("watch", "apiextensions.k8s.io", "customresourcedefinitions", "", "", ""),
     ("get", "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "", "", "homing"),
     ("update", "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "", "", "homing"),
+    ("get", "", "secrets", "", NAMESPACE, "homing-webhook-tls"),
+    ("update", "", "secrets", "", NAMESPACE, "homing-webhook-tls"),
+    ("create", "", "secrets", "", NAMESPACE, ""),
 ]
 
 FORBIDDEN = [
@@ -186,9 +191,12 @@ FORBIDDEN = [
     ("update", "", "nodes", "", "", "n"),
     ("patch", "", "nodes", "", "", "n"),
     ("patch", "", "namespaces", "", "", "team-a"),
-    ("get", "", "secrets", "", NAMESPACE, "homing-webhook-tls"),
+    ("get", "", "secrets", "", NAMESPACE, "other"),
+    ("update", "", "secrets", "", NAMESPACE, "other"),
     ("list", "", "secrets", "", "", ""),
-    ("create", "", "secrets", "", NAMESPACE, ""),
+    ("list", "", "secrets", "", NAMESPACE, ""),
+    ("create", "", "secrets", "", "team-a", ""),
+    ("delete", "", "secrets", "", NAMESPACE, "homing-webhook-tls"),
     ("list", "", "configmaps", "", "", ""),
     ("list", "", "configmaps", "", "kube-system", ""),
     ("update", "scheduling.volcano.sh", "podgroups", "", "team-a", "pg"),

@@ -20,11 +20,18 @@ async def test_memory_reloaded_after_restart(kube, operator, ns):
     a, _, owner, ann = await o.rank_ran_on_a(kube, ns)
     await o.delete_pod(kube, ns, "job-0")
     await o.eventually(lambda: _remembered(kube, ns, 1), what="rank written to its PlacementMemory")
+    bundle = await _ca_bundle(kube)
     operator.stop(kill=True)  # no goodbye flush: only what was written survives
     operator.start()
+    assert await _ca_bundle(kube) == bundle  # the certificate was kept: no caBundle change to propagate
     again = await o.pod(kube, ns, "job-0", owner=owner, annotations=ann)
     assert o.home(again) == a
     assert o.term_values(again, "In", weight=100) == [[a]]
+
+
+async def _ca_bundle(kube) -> list[str]:
+    config = await kube.request("GET", "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/homing-e2e")
+    return [w["clientConfig"]["caBundle"] for w in config["webhooks"]]
 
 
 async def test_pods_are_admitted_quickly_while_the_operator_is_down(kube, operator, ns):

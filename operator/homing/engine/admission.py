@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from itertools import islice
 
 from pydantic import BaseModel, Field
 
@@ -66,15 +67,25 @@ def _outcome(placement: Placement) -> str:
     return "domain" if placement.domains else "none"
 
 
+def job_npus(snapshot: ClusterSnapshot, nodes: list[str]) -> int | None:
+    """Accelerators per node of the job's nodes: the rank's home first, else the first
+    other remembered node that still reports them (a job runs on one kind of node)."""
+    for node in nodes:
+        state = snapshot.nodes.get(node)
+        if state is not None and state.npus:
+            return state.npus
+    return None
+
+
 def topology_of(
-    pod: dict, podgroups: PodGroups, snapshot: ClusterSnapshot, settings: Settings, home: str | None
+    pod: dict, podgroups: PodGroups, snapshot: ClusterSnapshot, settings: Settings, nodes: list[str]
 ) -> JobTopology:
-    """The pod's job kind and levels, from the pod and its PodGroup (SPEC 4.1)."""
+    """The pod's job kind and levels, from the pod and its PodGroup (SPEC 4.1).
+    `nodes`: the job's remembered nodes, the rank's own home first."""
     namespace = (pod.get("metadata") or {}).get("namespace") or ""
     name = group_name(pod)
     podgroup = podgroups.get((namespace, name)) if name else None
-    state = snapshot.nodes.get(home) if home else None
-    facts = job_facts(pod, podgroup, tuple(settings.scope.resource_prefixes), state.npus if state else None)
+    facts = job_facts(pod, podgroup, tuple(settings.scope.resource_prefixes), job_npus(snapshot, nodes))
     return job_topology(facts, snapshot.max_tier)
 
 
@@ -106,7 +117,8 @@ def decide(
         )
     else:
         entry = memory.ranks.get(rank_result.rank.key) if memory else None
-        topology = topology_of(pod, podgroups or {}, snapshot, settings, entry.node if entry else None)
+        nodes = ([entry.node] if entry else []) + (list(islice(memory.home_counts, 8)) if memory else [])
+        topology = topology_of(pod, podgroups or {}, snapshot, settings, nodes)
         warnings.extend(topology.warnings)
         ctx = RankContext(
             rank=rank_result.rank,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 import time
 from urllib.parse import urlparse
 
@@ -11,7 +12,7 @@ import kopf
 
 from homing.config import Settings
 from homing.engine.topology import mindcluster
-from homing.operator import configmaps, logs, metrics, tls, webhookconfig
+from homing.operator import certstore, configmaps, logs, metrics, webhookconfig
 from homing.operator.events import EventPoster
 from homing.operator.kube import MERGE_PATCH, Kube, KubeError
 from homing.operator.runtime import Runtime
@@ -78,11 +79,11 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: object) -
     settings.peering.standalone = True
     settings.posting.level = logging.WARNING
     settings.admission.managed = None  # homing writes its own configuration (two selectors)
-    cert, key, ca = tls.make_certificates(_webhook_hosts(config), config.webhook.tls_dir)
+    kube = await Kube.connect()
+    cert, key, ca = await certstore.certificates(kube, config, _webhook_hosts(config))
     settings.admission.server = kopf.WebhookServer(
         addr=config.webhook.listen, port=config.webhook.port, certfile=str(cert), pkeyfile=str(key)
     )
-    kube = await Kube.connect()
     rt = Runtime(config, store=Store(kube), events=EventPoster(kube))
     await _load(rt, kube)
     if config.webhook.manage_configuration:
@@ -97,8 +98,23 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: object) -
         memo.tasks.append(asyncio.create_task(configmaps.watch_prefixed(
             kube, mindcluster.DEVICE_INFO_NAMESPACE, mindcluster.DEVICE_INFO_PREFIX, copier.handle)))
     rt.refresh_gauges()
+    memo.tasks.append(asyncio.create_task(_ready_when_serving(config.webhook.port, ca)))
+
+
+async def _ready_when_serving(port: int, ca: bytes) -> None:
+    """Ready once the webhook answers TLS with our certificate: kopf starts its server
+    after the start-up handlers, and a pod created before that is admitted unchanged."""
+    context = ssl.create_default_context(cadata=ca.decode())
+    context.check_hostname = False
+    while True:
+        try:
+            _, writer = await asyncio.open_connection("127.0.0.1", port, ssl=context)
+            writer.close()
+            break
+        except OSError:
+            await asyncio.sleep(0.1)
     metrics.READY.set(1)
-    log.info("homing ready", webhook_port=config.webhook.port, metrics_port=config.metrics_port)
+    log.info("homing ready", webhook_port=port)
 
 
 @kopf.on.cleanup()

@@ -169,7 +169,7 @@ class Runtime:
         index.pod_seen(view.uid, LivePod(view.owner.uid, rank, view.node, view.terminating))
         index.touch(view.owner.uid, now)
         if view.node and not view.terminating and not view.ended:
-            group = topology_of(pod, self.podgroups, self.snapshot, self.settings, None).group if rank else None
+            group = topology_of(pod, self.podgroups, self.snapshot, self.settings, [view.node]).group if rank else None
             if index.record_bind(view.owner, rank, view.node, self.snapshot.topology(view.node), now, group):
                 bound.info("bound: remembered")
             first_sighting = before is None or before.node is None

@@ -1,5 +1,7 @@
-"""A self-signed CA and serving certificate for the webhook, made at start-up. The CA
-goes into the webhook configuration's caBundle; nothing private leaves the pod."""
+"""A self-signed CA and serving certificate for the webhook. Kept across restarts (in a
+Secret in-cluster, in the TLS directory locally): the API server picks up a new
+caBundle a moment after it is written, and pods created in that moment would be
+admitted unchanged. The CA goes into the webhook configuration's caBundle."""
 from __future__ import annotations
 
 import datetime
@@ -23,8 +25,46 @@ def _san(host: str) -> x509.GeneralName:
         return x509.DNSName(host)
 
 
+FILES = ("tls.crt", "tls.key", "ca.crt")
+RENEW_BEFORE = datetime.timedelta(days=30)
+
+
+def usable(files: dict[str, bytes], hosts: list[str]) -> bool:
+    """A kept certificate is reused while it is valid for a month more and names every host."""
+    try:
+        cert = x509.load_pem_x509_certificate(files["tls.crt"])
+        x509.load_pem_x509_certificate(files["ca.crt"])
+        serialization.load_pem_private_key(files["tls.key"], password=None)
+        names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except (KeyError, ValueError, x509.ExtensionNotFound):
+        return False
+    have = {str(n) for n in names.get_values_for_type(x509.DNSName)}
+    have |= {str(n) for n in names.get_values_for_type(x509.IPAddress)}
+    expires = cert.not_valid_after_utc
+    return set(hosts) <= have and expires - datetime.datetime.now(datetime.timezone.utc) > RENEW_BEFORE
+
+
+def write(files: dict[str, bytes], directory: str) -> tuple[Path, Path, bytes]:
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, data in files.items():
+        (out / name).write_bytes(data)
+    (out / "tls.key").chmod(0o600)
+    return out / "tls.crt", out / "tls.key", files["ca.crt"]
+
+
+def read(directory: str) -> dict[str, bytes]:
+    folder = Path(directory)
+    return {name: (folder / name).read_bytes() for name in FILES if (folder / name).is_file()}
+
+
 def make_certificates(hosts: list[str], directory: str, days: int = 3650) -> tuple[Path, Path, bytes]:
-    """Writes tls.crt and tls.key into `directory`; returns their paths and the CA PEM."""
+    """Writes a new CA and serving certificate into `directory`; returns the paths of
+    tls.crt and tls.key, and the CA PEM."""
+    return write(new_files(hosts, days), directory)
+
+
+def new_files(hosts: list[str], days: int = 3650) -> dict[str, bytes]:
     now = datetime.datetime.now(datetime.timezone.utc)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_cert = (
@@ -54,14 +94,10 @@ def make_certificates(hosts: list[str], directory: str, days: int = 3650) -> tup
         .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
         .sign(ca_key, hashes.SHA256())
     )
-    out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
-    cert_path, key_path = out / "tls.crt", out / "tls.key"
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(
+    return {
+        "tls.crt": cert.public_bytes(serialization.Encoding.PEM),
+        "tls.key": key.private_bytes(
             serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
-    )
-    key_path.chmod(0o600)
-    return cert_path, key_path, ca_cert.public_bytes(serialization.Encoding.PEM)
+        ),
+        "ca.crt": ca_cert.public_bytes(serialization.Encoding.PEM),
+    }
