@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: all venv binaries test test-engine test-integration bench demo crds manifests clean
+.PHONY: all venv binaries test test-engine test-integration bench bench-tidal demo crds manifests clean
 
 all: test
 
@@ -19,6 +19,7 @@ venv: $(STAMP)
 
 binaries:
 	bash e2e/build-binaries.sh
+	bash e2e/build-volcano.sh
 
 test: venv binaries
 	$(PY) -m pytest -q -p no:cacheprovider
@@ -31,6 +32,9 @@ test-integration: venv binaries
 
 bench: venv
 	$(PY) bench/engine.py
+
+bench-tidal: venv binaries
+	$(PY) bench/tidal.py
 
 demo: venv binaries
 	$(PY) e2e/demo.py
