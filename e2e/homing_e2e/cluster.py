@@ -47,18 +47,33 @@ current-context: local
 class LocalControlPlane:
     """etcd + kube-apiserver + kube-controller-manager. `kubeconfig` is the admin's."""
 
-    def __init__(self, workdir: Path | None = None, controllers: str = "*,-nodelifecycle,-nodeipam") -> None:
+    def __init__(
+        self,
+        workdir: Path | None = None,
+        controllers: str = "*,-nodelifecycle,-nodeipam",
+        apiserver_args: tuple[str, ...] = (),
+        controller_manager_args: tuple[str, ...] = (),
+    ) -> None:
         self.workdir = workdir or Path(tempfile.mkdtemp(prefix="homing-cp-"))
         self.controllers = controllers
+        self.apiserver_args = apiserver_args
+        self.controller_manager_args = controller_manager_args
         self.procs: dict[str, subprocess.Popen] = {}
         self.kubeconfig = self.workdir / "admin.kubeconfig"
         self.server = ""
 
-    def _spawn(self, name: str, args: list[str]) -> None:
+    def _spawn(self, name: str, args: list[str], binary: str | None = None) -> None:
         log = open(self.workdir / f"{name}.log", "wb")
         self.procs[name] = subprocess.Popen(
-            [str(BIN_DIR / name), *args], stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            [str(BIN_DIR / (binary or name)), *args], stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
+
+    def run(self, name: str, args: list[str], binary: str | None = None) -> None:
+        """Starts another program of e2e/.bin next to the control plane; stopped with it."""
+        self._spawn(name, args, binary)
+        time.sleep(0.3)
+        if self.procs[name].poll() is not None:
+            raise RuntimeError(f"{name} exited early:\n" + (self.workdir / f"{name}.log").read_text(errors="replace")[-3000:])
 
     def _wait(self, name: str, ready, timeout: float) -> None:
         deadline = time.monotonic() + timeout
@@ -108,6 +123,7 @@ class LocalControlPlane:
                 "--authorization-mode=Node,RBAC",
                 "--allow-privileged=true",
                 "--v=1",
+                *self.apiserver_args,
             ],
         )
         self.kubeconfig.write_text(kubeconfig_text(self.server, pki["ca.crt"], pki["admin.crt"], pki["admin.key"]))
@@ -128,6 +144,7 @@ class LocalControlPlane:
                 f"--secure-port={free_port()}",
                 "--concurrent-gc-syncs=5",
                 "--v=1",
+                *self.controller_manager_args,
             ],
         )
         time.sleep(0.5)

@@ -12,7 +12,7 @@ import kopf
 
 from homing.config import Settings
 from homing.engine.topology import mindcluster
-from homing.operator import certstore, configmaps, logs, metrics, webhookconfig
+from homing.operator import certstore, logs, metrics, watching, webhookconfig
 from homing.operator.events import EventPoster
 from homing.operator.kube import MERGE_PATCH, Kube, KubeError
 from homing.operator.runtime import Runtime
@@ -91,11 +91,11 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: object) -
     memo.runtime, memo.kube = rt, kube
     memo.tasks = [asyncio.create_task(_flush_forever(rt)), asyncio.create_task(_sweep_forever(rt))]
     if config.topology.noded:
-        memo.tasks.append(asyncio.create_task(configmaps.watch_prefixed(
+        memo.tasks.append(asyncio.create_task(watching.watch_prefixed(
             kube, mindcluster.NODE_INFO_NAMESPACE, mindcluster.NODE_INFO_PREFIX, rt.observe_nodeinfo)))
     if config.topology.device_info:
         copier = DeviceInfoCopier(rt, kube)
-        memo.tasks.append(asyncio.create_task(configmaps.watch_prefixed(
+        memo.tasks.append(asyncio.create_task(watching.watch_prefixed(
             kube, mindcluster.DEVICE_INFO_NAMESPACE, mindcluster.DEVICE_INFO_PREFIX, copier.handle)))
     rt.refresh_gauges()
     memo.tasks.append(asyncio.create_task(_ready_when_serving(config.webhook.port, ca)))
