@@ -1,0 +1,374 @@
+"""The tidal harness: a local control plane with Volcano and kwok, fake NPU nodes that
+report the images they hold, and a recorder that judges every re-placement against
+the cluster as it was at that moment (independently of homing's own memory)."""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from homing.operator.kube import MERGE_PATCH, Kube, KubeError
+from homing.operator.watching import watch_objects
+from homing_e2e import objects as o
+from homing_e2e.cluster import E2E_DIR, LocalControlPlane, free_port
+from homing_e2e.imagecache import ImageCache
+from homing_e2e.operator_process import OperatorProcess
+
+NPU = "huawei.com/Ascend910"
+NS = "ai"
+KWOK_ANNOTATION = "kwok.x-k8s.io/node"
+KWOK_STAGES = (
+    "node/fast/node-initialize.yaml",
+    "node/heartbeat/node-heartbeat.yaml",
+    "pod/fast/pod-ready.yaml",
+    "pod/fast/pod-delete.yaml",
+)  # not pod-complete: it would finish training pods (owned by a Job) as Succeeded
+SUPERPOD, RACK = "homing.io/superpod-id", "homing.io/rack-id"
+NODES_PER_SUPERPOD, NODES_PER_RACK = 8, 4
+
+
+def module_dir(module_folder: str, module: str) -> Path:
+    out = subprocess.run(
+        ["go", "list", "-m", "-f", "{{.Dir}}", module], cwd=E2E_DIR / module_folder, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    return Path(out)
+
+
+def scheduler_conf(variant: str) -> str:
+    """Volcano's scheduler configuration for one run (SPEC 9 preempt variant)."""
+    args = {
+        "volcano": {},
+        "volcano+imagelocality": {"imagelocality.weight": 10},
+        "volcano+homing": {"nodeaffinity.weight": 10},
+    }[variant]
+    nodeorder = {"name": "nodeorder", **({"arguments": args} if args else {})}
+    conf = {
+        "actions": "enqueue, allocate, preempt, backfill",
+        "tiers": [
+            # gang must not decide starvation: a Deployment's pod group (minMember 1) with pending
+            # replicas would never count as starving, and would never preempt training.
+            {"plugins": [{"name": "priority"}, {"name": "gang", "enablePreemptable": False, "enableJobStarving": False},
+                         {"name": "conformance"}]},
+            # overcommit lets a starving inference pod group be enqueued on a full cluster:
+            # without it the preempt action never sees it.
+            {"plugins": [{"name": "overcommit", "arguments": {"overcommit-factor": 10.0}}, {"name": "drf"},
+                         {"name": "predicates"}, {"name": "proportion"}, nodeorder]},
+        ],
+    }
+    return yaml.safe_dump(conf, sort_keys=False)
+
+
+# -- what happened ---------------------------------------------------------------------------
+
+@dataclass
+class Replacement:
+    key: str
+    home: str | None  # the rank's last node, or None for a pool (see `pool`)
+    node: str
+    outcome: str  # home, domain, elsewhere
+    feasible: bool
+    at: float
+
+
+@dataclass
+class PodSeen:
+    key: str
+    image: str
+    image_gb: float
+    npus: int
+    seen: float
+    bound: float | None = None
+    node: str | None = None
+    started: bool = False
+
+
+@dataclass
+class Recorder:
+    """Fed by a pod watch and a node watch; keeps its own view of where every rank and
+    every replica pool was, and judges each new binding against it."""
+
+    cache: ImageCache
+    images: dict[str, float]  # image -> GB
+    pods: dict[str, PodSeen] = field(default_factory=dict)  # uid -> pod
+    last_node: dict[str, str] = field(default_factory=dict)  # rank key -> node
+    pool_nodes: dict[str, set[str]] = field(default_factory=dict)  # pool key -> nodes it ran on
+    nodes: dict[str, dict] = field(default_factory=dict)  # name -> {"ready": bool, "superpod": str}
+    replacements: list[Replacement] = field(default_factory=list)
+    latencies: list[float] = field(default_factory=list)
+    started: list[tuple[str, str]] = field(default_factory=list)  # (node, image) to report
+    last_bind: float = 0.0
+
+    @staticmethod
+    def key_of(pod: dict) -> tuple[str, bool]:
+        """(key, ranked). Volcano Job pods are ranked by task index; Deployment replicas are a pool."""
+        meta = pod["metadata"]
+        ann = meta.get("annotations") or {}
+        labels = meta.get("labels") or {}
+        job = ann.get("volcano.sh/job-name") or labels.get("volcano.sh/job-name")
+        index = ann.get("volcano.sh/task-index") or labels.get("volcano.sh/task-index")
+        if job and index is not None:
+            return f"{job}/{ann.get('volcano.sh/task-spec', '')}/{index}", True
+        return (labels.get("app") or meta.get("generateName") or meta["name"]), False
+
+    def node_event(self, kind: str | None, node: dict) -> None:
+        name = node["metadata"]["name"]
+        if kind == "DELETED":
+            self.nodes.pop(name, None)
+            return
+        ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in node.get("status", {}).get("conditions", []))
+        taints = {t.get("key") for t in node.get("spec", {}).get("taints") or []}
+        self.nodes[name] = {
+            "ready": ready and not taints & {"node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready"},
+            "superpod": (node["metadata"].get("labels") or {}).get(SUPERPOD),
+        }
+
+    def _free(self, node: str, exclude: str) -> int:
+        used = sum(p.npus for uid, p in self.pods.items() if uid != exclude and p.node == node)
+        return 8 - used
+
+    def _feasible(self, node: str | None, uid: str, npus: int) -> bool:
+        state = self.nodes.get(node or "")
+        return bool(state and state["ready"] and self._free(node, uid) >= npus)
+
+    def pod_event(self, kind: str | None, pod: dict) -> None:
+        now = time.monotonic()
+        uid = pod["metadata"]["uid"]
+        if kind == "DELETED" or pod["metadata"].get("deletionTimestamp"):
+            self.pods.pop(uid, None)
+            return
+        seen = self.pods.get(uid)
+        if seen is None:
+            container = pod["spec"]["containers"][0]
+            image = container["image"]
+            npus = int((container.get("resources", {}).get("limits") or {}).get(NPU, 0))
+            key, _ = self.key_of(pod)
+            seen = self.pods[uid] = PodSeen(key, image, self.images.get(image, 0.0), npus, now)
+        node = pod["spec"].get("nodeName")
+        if node and seen.node is None:
+            seen.node, seen.bound = node, now
+            self.last_bind = now
+            if kind is not None:  # not from the initial listing
+                self.latencies.append(now - seen.seen)
+            self._judge(pod, seen, uid)
+        if node and not seen.started and pod.get("status", {}).get("phase") == "Running":
+            seen.started = True
+            self.cache.start(node, seen.image, seen.image_gb)
+            self.started.append((node, seen.image))
+
+    def _judge(self, pod: dict, seen: PodSeen, uid: str) -> None:
+        key, ranked = self.key_of(pod)
+        node = seen.node
+        assert node is not None
+        if ranked:
+            home = self.last_node.get(key)
+            self.last_node[key] = node
+            if home is None:
+                return
+            feasible = self._feasible(home, uid, seen.npus)
+            outcome = "home" if node == home else self._domain(home, node)
+            self.replacements.append(Replacement(key, home, node, outcome, feasible, time.monotonic()))
+            return
+        # A replica re-places when its pool has a home no live replica holds: a node an
+        # earlier replica ran on. Home if it took one of those; feasible if one had room.
+        pool = self.pool_nodes.setdefault(key, set())
+        held = {p.node for u, p in self.pods.items() if u != uid and p.key == key and p.node}
+        homes = pool - held
+        if homes:
+            feasible = any(self._feasible(n, uid, seen.npus) for n in homes)
+            outcome = "home" if node in homes else "elsewhere"
+            self.replacements.append(Replacement(key, None, node, outcome, feasible, time.monotonic()))
+        pool.add(node)
+
+    def _domain(self, home: str, node: str) -> str:
+        a, b = self.nodes.get(home, {}).get("superpod"), self.nodes.get(node, {}).get("superpod")
+        return "domain" if a and a == b else "elsewhere"
+
+    def summary(self) -> dict:
+        r = self.replacements
+        home = sum(1 for x in r if x.outcome == "home")
+        feasible = [x for x in r if x.feasible]
+        home_of_feasible = sum(1 for x in feasible if x.outcome == "home")
+        lat = sorted(self.latencies)
+        return {
+            "replacements": len(r),
+            "home": home,
+            "domain": sum(1 for x in r if x.outcome == "domain"),
+            "elsewhere": sum(1 for x in r if x.outcome == "elsewhere"),
+            "feasible": len(feasible),
+            "home_of_feasible": home_of_feasible,
+            "home_rate": round(home / len(r), 4) if r else None,
+            "feasible_home_rate": round(home_of_feasible / len(feasible), 4) if feasible else None,
+            "pulls": self.cache.pulls,
+            "pull_minutes": round(self.cache.pull_minutes, 1),
+            "create_to_scheduled_p50_s": round(statistics.median(lat), 3) if lat else None,
+            "create_to_scheduled_p99_s": round(lat[min(len(lat) - 1, int(0.99 * (len(lat) - 1) + 0.5))], 3) if lat else None,
+        }
+
+
+# -- the cluster -------------------------------------------------------------------------------
+
+class TidalCluster:
+    """One run: its own control plane, Volcano, kwok, nodes, and homing when asked."""
+
+    def __init__(self, variant: str, superpods: int, images: dict[str, float], bandwidth_gbps: float, disk_gb: float = 120,
+                 volcano_args: tuple[str, ...] = ()) -> None:
+        self.variant = variant
+        self.superpods = superpods
+        self.workdir = Path(tempfile.mkdtemp(prefix=f"homing-tidal-{variant.replace('+', '-')}-"))
+        self.cp = LocalControlPlane(
+            self.workdir / "cp",
+            controllers="*,-nodeipam",
+            apiserver_args=("--default-not-ready-toleration-seconds=5", "--default-unreachable-toleration-seconds=5"),
+            controller_manager_args=("--node-monitor-grace-period=8s", "--node-monitor-period=1s"),
+        )
+        self.recorder = Recorder(ImageCache(disk_gb, bandwidth_gbps), images)
+        self.volcano_args = volcano_args
+        self.operator: OperatorProcess | None = None
+        self.kube: Kube | None = None
+        self.tasks: list[asyncio.Task] = []
+
+    @property
+    def node_names(self) -> list[str]:
+        return [f"npu-{i:03d}" for i in range(self.superpods * NODES_PER_SUPERPOD)]
+
+    async def start(self) -> "TidalCluster":
+        (self.workdir / "cp").mkdir(parents=True, exist_ok=True)
+        self.cp.start()
+        kube = self.kube = await Kube.connect(str(self.cp.kubeconfig))
+        vc = module_dir("volcano", "volcano.sh/volcano")
+        for folder in ("config/crd/volcano/bases", "config/crd/jobflow/bases"):
+            for path in sorted((vc / folder).glob("*.yaml")):
+                await o.install_crd(kube, yaml.safe_load(path.read_text()))
+        await o.install_crd(kube)
+        conf_dir = self.workdir / "volcano-conf"  # a folder of its own: the scheduler watches it
+        conf_dir.mkdir()
+        (conf_dir / "scheduler.conf").write_text(scheduler_conf(self.variant))
+        k = f"--kubeconfig={self.cp.kubeconfig}"
+        self.cp.run("vc-controller-manager", [k, "--leader-elect=false", f"--listen-address=127.0.0.1:{free_port()}", f"--healthz-address=127.0.0.1:{free_port()}"])
+        self.cp.run("vc-scheduler", [k, f"--scheduler-conf={conf_dir / 'scheduler.conf'}", "--leader-elect=false", "--schedule-period=500ms",
+                                     f"--listen-address=127.0.0.1:{free_port()}", f"--healthz-address=127.0.0.1:{free_port()}", *self.volcano_args])
+        stages = module_dir("kwok", "sigs.k8s.io/kwok") / "kustomize" / "stage"
+        self.cp.run("kwok", [k, "--manage-all-nodes=false", f"--manage-nodes-with-annotation-selector={KWOK_ANNOTATION}=fake",
+                             f"--server-address=127.0.0.1:{free_port()}", *[f"--config={stages / s}" for s in KWOK_STAGES]])
+        if "homing" in self.variant:
+            self.operator = OperatorProcess(self.cp.kubeconfig, self.workdir, env={"HOMING_LOG_LEVEL": "warning"})
+            self.operator.start()
+        await kube.request("POST", "/api/v1/namespaces", body={"metadata": {"name": NS, "labels": {"homing.io/enabled": "true"}}})
+        for name, value, never in (("inference-high", 1000, False), ("training-low", 100, True)):
+            body = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value}
+            if never:
+                body["preemptionPolicy"] = "Never"
+            await kube.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", body=body)
+        for i, name in enumerate(self.node_names):
+            await self._node(name, i)
+        self.tasks = [
+            asyncio.create_task(watch_objects(kube, f"/api/v1/namespaces/{NS}/pods", self.recorder.pod_event, retry=0.5)),
+            asyncio.create_task(watch_objects(kube, "/api/v1/nodes", self.recorder.node_event, retry=0.5)),
+            asyncio.create_task(self._report_images()),
+        ]
+        await o.eventually(self._all_ready, timeout=60, what="all nodes Ready")
+        await o.eventually(lambda: kube.request("GET", f"/api/v1/namespaces/{NS}/serviceaccounts/default"), what="default SA")
+        return self
+
+    async def _node(self, name: str, i: int) -> None:
+        sp, rack = i // NODES_PER_SUPERPOD, i // NODES_PER_RACK
+        labels = {"kubernetes.io/hostname": name, "type": "kwok", SUPERPOD: f"sp{sp}", RACK: f"r{rack}"}
+        body = {"apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": name, "labels": labels, "annotations": {KWOK_ANNOTATION: "fake"}},
+                "status": {"capacity": {NPU: "8", "cpu": "192", "memory": "2Ti", "pods": "110"},
+                           "allocatable": {NPU: "8", "cpu": "192", "memory": "2Ti", "pods": "110"}}}
+        await self.kube.request("POST", "/api/v1/nodes", body=body)
+
+    async def _all_ready(self) -> bool:
+        nodes = self.recorder.nodes
+        return len(nodes) == len(self.node_names) and all(n["ready"] for n in nodes.values())
+
+    async def _report_images(self) -> None:
+        """The kubelet's part: each node reports the images it holds in status.images."""
+        while True:
+            await asyncio.sleep(0.3)
+            touched = {node for node, _ in self.recorder.started}
+            self.recorder.started.clear()
+            for node in sorted(touched):
+                try:
+                    await self.kube.request("PATCH", f"/api/v1/nodes/{node}/status",
+                                            body={"status": {"images": self.recorder.cache.status_images(node)}}, content_type=MERGE_PATCH)
+                except KubeError:
+                    pass
+
+    # -- the day's moves ---------------------------------------------------------------------
+    async def training_job(self, name: str, replicas: int, image: str, sp_block: int | None = None) -> None:
+        ann = {"sp-block": str(sp_block)} if sp_block else {}
+        body = {
+            "apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": name, "namespace": NS},
+            "spec": {
+                "schedulerName": "volcano", "minAvailable": replicas, "priorityClassName": "training-low",
+                "policies": [{"event": "PodEvicted", "action": "RestartJob"}],
+                "tasks": [{"name": "worker", "replicas": replicas, "template": {
+                    "metadata": {"annotations": ann},
+                    "spec": {"priorityClassName": "training-low", "terminationGracePeriodSeconds": 0,
+                             "containers": [{"name": "train", "image": image, "resources": {"limits": {NPU: "8"}}}]}}}],
+            },
+        }
+        await self.kube.request("POST", f"/apis/batch.volcano.sh/v1alpha1/namespaces/{NS}/jobs", body=body)
+
+    async def inference(self, name: str, replicas: int, image: str) -> None:
+        body = {
+            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": NS},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}}, "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"schedulerName": "volcano", "priorityClassName": "inference-high", "terminationGracePeriodSeconds": 0,
+                         "containers": [{"name": "serve", "image": image, "resources": {"limits": {NPU: "8"}}}]}}},
+        }
+        await self.kube.request("POST", f"/apis/apps/v1/namespaces/{NS}/deployments", body=body)
+
+    async def scale(self, name: str, replicas: int) -> None:
+        await self.kube.request("PATCH", f"/apis/apps/v1/namespaces/{NS}/deployments/{name}",
+                                body={"spec": {"replicas": replicas}}, content_type=MERGE_PATCH)
+
+    async def fault(self, node: str, down: bool) -> None:
+        """Down: kwok stops heartbeating it, so it goes NotReady, is tainted, and its pods
+        are evicted by the taint manager. Up: kwok takes it back and it turns Ready."""
+        value = None if down else "fake"
+        await self.kube.request("PATCH", f"/api/v1/nodes/{node}", body={"metadata": {"annotations": {KWOK_ANNOTATION: value}}},
+                                content_type=MERGE_PATCH)
+        if down:
+            await self.kube.request("PATCH", f"/api/v1/nodes/{node}/status", content_type=MERGE_PATCH,
+                                    body={"status": {"conditions": [{"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown",
+                                                                     "message": "test harness: kubelet stopped"}]}})
+
+    async def settle(self, quiet: float = 3.0, at_least: float = 4.0, timeout: float = 90.0) -> None:
+        """Waits until nothing has been bound for `quiet` seconds (and at least `at_least`)."""
+        start = time.monotonic()
+        while time.monotonic() - start < timeout:
+            await asyncio.sleep(0.5)
+            now = time.monotonic()
+            if now - start >= at_least and now - max(self.recorder.last_bind, start) >= quiet:
+                return
+
+    def nodes_of(self, key_prefix: str) -> list[str]:
+        return sorted({p.node for p in self.recorder.pods.values() if p.node and p.key.startswith(key_prefix)})
+
+    async def stop(self) -> None:
+        for task in self.tasks:
+            task.cancel()
+        if self.operator:
+            self.operator.stop()
+        if self.kube:
+            await self.kube.close()
+        self.cp.stop()
+        if not os.environ.get("HOMING_E2E_KEEP"):
+            subprocess.run(["rm", "-rf", str(self.workdir)], check=False)
+
+
+def dump(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")

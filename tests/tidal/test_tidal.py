@@ -1,0 +1,39 @@
+"""A reduced tidal day on the real Volcano scheduler (issue 4, CI part): inference
+scales out and preempts a gang-scheduled training job; when inference scales in, the
+restarted job's ranks are placed by Volcano — and this checks where they landed."""
+from __future__ import annotations
+
+import pytest
+
+from homing_e2e.cluster import build_binaries
+from homing_e2e.tidal import TidalCluster
+
+pytestmark = pytest.mark.cluster
+
+
+@pytest.fixture(scope="module")
+def binaries():
+    build_binaries()
+
+
+async def test_training_returns_home_after_inference_leaves(binaries):
+    c = await TidalCluster("volcano+homing", superpods=2, images={"train:30g": 30, "serve:15g": 15}, bandwidth_gbps=1).start()
+    try:
+        await c.training_job("llama", 8, "train:30g", sp_block=32)
+        await c.inference("qwen", 4, "serve:15g")
+        await c.settle()
+        first = {k: v for k, v in c.recorder.last_node.items() if k.startswith("llama/")}
+        assert len(first) == 8
+        await c.scale("qwen", 12)  # 12 + 8 > 16 nodes: the job is preempted as a gang
+        await c.settle()
+        assert not c.nodes_of("llama/"), "inference did not preempt the training job"
+        await c.scale("qwen", 4)
+        await c.settle(quiet=5)
+        landed = {k: v for k, v in c.recorder.last_node.items() if k.startswith("llama/")}
+        summary = c.recorder.summary()
+        training = [r for r in c.recorder.replacements if r.key.startswith("llama/")]
+        assert len(training) == 8 and all(r.feasible for r in training)
+        assert landed == first, f"ranks moved: {[(k, first[k], landed[k]) for k in first if first[k] != landed[k]]}"
+        assert summary["feasible_home_rate"] == 1.0
+    finally:
+        await c.stop()
