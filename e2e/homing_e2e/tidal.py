@@ -76,6 +76,7 @@ class Replacement:
     outcome: str  # home, domain, elsewhere
     feasible: bool
     at: float
+    reason: str = ""  # homing's decision reason for the pod, when it made one
 
 
 @dataclass
@@ -88,6 +89,7 @@ class PodSeen:
     bound: float | None = None
     node: str | None = None
     started: bool = False
+    replacement: bool = False
 
 
 @dataclass
@@ -105,6 +107,8 @@ class Recorder:
     latencies: list[float] = field(default_factory=list)
     started: list[tuple[str, str]] = field(default_factory=list)  # (node, image) to report
     last_bind: float = 0.0
+    replacement_pulls: int = 0
+    replacement_pull_minutes: float = 0.0
 
     @staticmethod
     def key_of(pod: dict) -> tuple[str, bool]:
@@ -160,13 +164,23 @@ class Recorder:
             self._judge(pod, seen, uid)
         if node and not seen.started and pod.get("status", {}).get("phase") == "Running":
             seen.started = True
-            self.cache.start(node, seen.image, seen.image_gb)
+            if self.cache.start(node, seen.image, seen.image_gb) and seen.replacement:
+                self.replacement_pulls += 1
+                self.replacement_pull_minutes += self.cache.pull_minutes_for(seen.image_gb)
             self.started.append((node, seen.image))
 
     def _judge(self, pod: dict, seen: PodSeen, uid: str) -> None:
         key, ranked = self.key_of(pod)
         node = seen.node
         assert node is not None
+        before = len(self.replacements)
+        self._classify(key, ranked, node, seen, uid)
+        if len(self.replacements) > before:
+            seen.replacement = True
+            decision = (pod["metadata"].get("annotations") or {}).get("homing.io/decision")
+            self.replacements[-1].reason = json.loads(decision).get("reason", "") if decision else ""
+
+    def _classify(self, key: str, ranked: bool, node: str, seen: PodSeen, uid: str) -> None:
         if ranked:
             home = self.last_node.get(key)
             self.last_node[key] = node
@@ -191,6 +205,15 @@ class Recorder:
         a, b = self.nodes.get(home, {}).get("superpod"), self.nodes.get(node, {}).get("superpod")
         return "domain" if a and a == b else "elsewhere"
 
+    def misses(self) -> dict[str, int]:
+        """Feasible re-placements that did not go home, by homing's reason (evidence for why)."""
+        out: dict[str, int] = {}
+        for r in self.replacements:
+            if r.feasible and r.outcome != "home":
+                label = f"{'pool' if r.home is None else 'rank'}:{r.reason or 'no-decision'}"
+                out[label] = out.get(label, 0) + 1
+        return out
+
     def summary(self) -> dict:
         r = self.replacements
         home = sum(1 for x in r if x.outcome == "home")
@@ -208,6 +231,9 @@ class Recorder:
             "feasible_home_rate": round(home_of_feasible / len(feasible), 4) if feasible else None,
             "pulls": self.cache.pulls,
             "pull_minutes": round(self.cache.pull_minutes, 1),
+            "replacement_pulls": self.replacement_pulls,
+            "replacement_pull_minutes": round(self.replacement_pull_minutes, 1),
+            "misses": self.misses(),
             "create_to_scheduled_p50_s": round(statistics.median(lat), 3) if lat else None,
             "create_to_scheduled_p99_s": round(lat[min(len(lat) - 1, int(0.99 * (len(lat) - 1) + 0.5))], 3) if lat else None,
         }

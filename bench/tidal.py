@@ -1,0 +1,151 @@
+"""`make bench-tidal`: one scripted tidal day on the real Volcano scheduler, run three
+ways in one invocation (Volcano; Volcano with image locality; Volcano with homing) on
+64 fake 8-NPU nodes, then the homing run again on 304 nodes with Volcano's default
+candidate sampling and with sampling off. Writes bench/results/tidal.json, a chart
+(bench/results/tidal.svg) and the table for docs/benchmarks.md.
+
+    .venv/bin/python bench/tidal.py [--superpods 8] [--large-superpods 38] [--skip-large]
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
+
+from homing_e2e.cluster import build_binaries  # noqa: E402
+from homing_e2e.tidal import NODES_PER_SUPERPOD, TidalCluster, dump  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+IMAGES = {"train-a:30g": 30.0, "train-b:25g": 25.0, "train-c:40g": 40.0, "serve:15g": 15.0}
+BANDWIDTH_GBPS = 1.0  # per node, from a registry shared by the whole cluster
+VARIANTS = ("volcano", "volcano+imagelocality", "volcano+homing")
+
+
+def log(text: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {text}", flush=True)
+
+
+async def day(c: TidalCluster) -> None:
+    """The scripted day. Sizes follow the cluster: 3/4 of it training, inference tides."""
+    nodes = c.superpods * NODES_PER_SUPERPOD
+    jobs = max(1, nodes * 3 // 4 // 16)
+    base = max(2, nodes // 8)
+    trains = [("train-a:30g", 64), ("train-b:25g", None), ("train-c:40g", None)]
+    for j in range(jobs):
+        image, sp_block = trains[j % len(trains)]
+        await c.training_job(f"train-{j}", 16, image, sp_block=sp_block if j == 0 else None)  # train-0: a super-pod job
+    await c.inference("qwen", base, "serve:15g")
+    await c.settle(quiet=4, at_least=8)
+    log(f"  dawn: {jobs} training jobs of 16, inference {base}")
+    for step, replicas in (("morning wave 1", base + nodes // 4), ("morning wave 2", base + nodes // 2), ("night", base)):
+        await c.scale("qwen", replicas)
+        await c.settle(quiet=4, at_least=6)
+        log(f"  {step}: inference {replicas}")
+    hosting = [p.node for p in c.recorder.pods.values() if p.node and p.key.startswith("train-")]
+    faulty = sorted(set(hosting))[:: max(1, len(set(hosting)) // 2)][:2]
+    for node in faulty:
+        await c.fault(node, down=True)
+    await c.settle(quiet=4, at_least=20)  # NotReady after 8 s, evicted 5 s later, jobs restart
+    log(f"  faults: {faulty} NotReady")
+    for node in faulty:
+        await c.fault(node, down=False)
+    await c.settle(quiet=4, at_least=6)
+    log("  faults recovered")
+    for step, replicas in (("next morning", base + nodes // 4), ("next night", base)):
+        await c.scale("qwen", replicas)
+        await c.settle(quiet=4, at_least=6)
+        log(f"  {step}: inference {replicas}")
+
+
+async def run(variant: str, superpods: int, volcano_args: tuple[str, ...] = ()) -> dict:
+    log(f"{variant} on {superpods * NODES_PER_SUPERPOD} nodes {' '.join(volcano_args)}")
+    c = await TidalCluster(variant, superpods, IMAGES, BANDWIDTH_GBPS, volcano_args=volcano_args).start()
+    try:
+        await day(c)
+        result = c.recorder.summary()
+    finally:
+        await c.stop()
+    log(f"  -> {result}")
+    return result
+
+
+def ratio(a: float | None, b: float | None) -> float | None:
+    return round(a / b, 3) if a is not None and b else None
+
+
+def table(data: dict) -> str:
+    cols = ["replacements", "home", "domain", "elsewhere", "feasible", "home_of_feasible", "home_rate",
+            "feasible_home_rate", "pulls", "pull_minutes", "create_to_scheduled_p50_s", "create_to_scheduled_p99_s"]
+    lines = ["| run | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    for name, r in data["runs"].items():
+        lines.append(f"| {name} | " + " | ".join(str(r.get(c)) for c in cols) + " |")
+    for name, r in data.get("large", {}).items():
+        lines.append(f"| {name} | " + " | ".join(str(r.get(c)) for c in cols) + " |")
+    return "\n".join(lines)
+
+
+def chart(data: dict) -> str:
+    """Grouped bars: home rate, feasible home rate, and pull minutes relative to plain Volcano."""
+    runs = data["runs"]
+    base_pull = runs["volcano"]["pull_minutes"] or 1
+    metrics = [("home rate", lambda r: r["home_rate"] or 0), ("feasible home rate", lambda r: r["feasible_home_rate"] or 0),
+               ("pull minutes / Volcano's", lambda r: r["pull_minutes"] / base_pull)]
+    colors = {"volcano": "#9aa5b1", "volcano+imagelocality": "#5b8def", "volcano+homing": "#2e9e5b"}
+    w, h, left, bottom, group = 640, 300, 50, 250, 190
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="11">',
+           f'<text x="{left}" y="16" font-size="13">Tidal day on Volcano, {data["nodes"]} nodes (higher is better, except pulls)</text>',
+           f'<line x1="{left}" y1="{bottom}" x2="{w - 10}" y2="{bottom}" stroke="black"/>']
+    for g, (label, fn) in enumerate(metrics):
+        x0 = left + 10 + g * group
+        for i, (name, r) in enumerate(runs.items()):
+            value = max(0.0, min(1.2, fn(r)))
+            bar = value / 1.2 * 200
+            x = x0 + i * 50
+            out.append(f'<rect x="{x}" y="{bottom - bar:.1f}" width="40" height="{bar:.1f}" fill="{colors[name]}"/>')
+            out.append(f'<text x="{x + 20}" y="{bottom - bar - 4:.1f}" text-anchor="middle">{fn(r):.2f}</text>')
+        out.append(f'<text x="{x0 + 70}" y="{bottom + 16}" text-anchor="middle">{label}</text>')
+    for i, name in enumerate(runs):
+        out.append(f'<rect x="{left + i * 180}" y="{h - 22}" width="12" height="12" fill="{colors[name]}"/>')
+        out.append(f'<text x="{left + i * 180 + 16}" y="{h - 12}">{name}</text>')
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--superpods", type=int, default=8)
+    ap.add_argument("--large-superpods", type=int, default=38)
+    ap.add_argument("--skip-large", action="store_true")
+    args = ap.parse_args()
+    build_binaries()
+    runs = {variant: await run(variant, args.superpods) for variant in VARIANTS}
+    data = {
+        "nodes": args.superpods * NODES_PER_SUPERPOD,
+        "image_gb": sorted(IMAGES.values()),
+        "bandwidth_gbps": BANDWIDTH_GBPS,
+        "runs": runs,
+        "homing_vs_volcano": {
+            "pull_minutes_ratio": ratio(runs["volcano+homing"]["pull_minutes"], runs["volcano"]["pull_minutes"]),
+            "create_to_scheduled_p50_ratio": ratio(runs["volcano+homing"]["create_to_scheduled_p50_s"], runs["volcano"]["create_to_scheduled_p50_s"]),
+        },
+    }
+    if not args.skip_large:
+        nodes = args.large_superpods * NODES_PER_SUPERPOD
+        data["large"] = {
+            f"volcano+homing@{nodes} (default sampling)": await run("volcano+homing", args.large_superpods),
+            f"volcano+homing@{nodes} (--percentage-nodes-to-find=100)": await run(
+                "volcano+homing", args.large_superpods, ("--percentage-nodes-to-find=100", f"--minimum-feasible-nodes={nodes}")),
+        }
+    dump(RESULTS / "tidal.json", data)
+    (RESULTS / "tidal.svg").write_text(chart(data))
+    (RESULTS / "tidal.md").write_text(table(data) + "\n")
+    print(table(data))
+    print(f"wrote {RESULTS / 'tidal.json'}, tidal.svg, tidal.md")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
