@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from homing_e2e import objects as o
 from homing_e2e.cluster import build_binaries
 from homing_e2e.tidal import TidalCluster
 
@@ -35,5 +36,33 @@ async def test_training_returns_home_after_inference_leaves(binaries):
         assert len(training) == 8 and all(r.feasible for r in training)
         assert landed == first, f"ranks moved: {[(k, first[k], landed[k]) for k in first if first[k] != landed[k]]}"
         assert summary["feasible_home_rate"] == 1.0
+    finally:
+        await c.stop()
+
+
+async def test_operator_killed_mid_day_homes_still_honoured(binaries):
+    """The operator dies while inference preempts training: pods keep being created and
+    scheduled (failurePolicy Ignore); after its restart the job still goes home."""
+    c = await TidalCluster("volcano+homing", superpods=2, images={"train:30g": 30, "serve:15g": 15}, bandwidth_gbps=1).start()
+    try:
+        await c.training_job("llama", 8, "train:30g", sp_block=32)
+        await c.inference("qwen", 4, "serve:15g")
+        await c.settle()
+        first = {k: v for k, v in c.recorder.last_node.items() if k.startswith("llama/")}
+
+        async def written():
+            mems = await c.kube.request("GET", "/apis/homing.io/v1alpha1/namespaces/ai/placementmemories")
+            return any(((m.get("status") or {}).get("summary") or {}).get("ranks") == 8 for m in mems["items"])
+
+        await o.eventually(written, what="the job's memory written")
+        c.operator.stop(kill=True)
+        await c.scale("qwen", 12)  # created and scheduled with nobody answering the webhook
+        await c.settle()
+        assert len(c.nodes_of("qwen")) == 12 and not c.nodes_of("llama/")
+        c.operator.start()
+        await c.scale("qwen", 4)
+        await c.settle(quiet=5)
+        landed = {k: v for k, v in c.recorder.last_node.items() if k.startswith("llama/")}
+        assert landed == first
     finally:
         await c.stop()
