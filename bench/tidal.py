@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
 import time
 from pathlib import Path
@@ -79,7 +80,8 @@ def ratio(a: float | None, b: float | None) -> float | None:
 
 def table(data: dict) -> str:
     cols = ["replacements", "home", "domain", "elsewhere", "feasible", "home_of_feasible", "home_rate",
-            "feasible_home_rate", "pulls", "pull_minutes", "create_to_scheduled_p50_s", "create_to_scheduled_p99_s"]
+            "feasible_home_rate", "pulls", "pull_minutes", "replacement_pulls", "replacement_pull_minutes",
+            "create_to_scheduled_p50_s", "create_to_scheduled_p99_s", "misses"]
     lines = ["| run | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
     for name, r in data["runs"].items():
         lines.append(f"| {name} | " + " | ".join(str(r.get(c)) for c in cols) + " |")
@@ -91,9 +93,9 @@ def table(data: dict) -> str:
 def chart(data: dict) -> str:
     """Grouped bars: home rate, feasible home rate, and pull minutes relative to plain Volcano."""
     runs = data["runs"]
-    base_pull = runs["volcano"]["pull_minutes"] or 1
+    base_pull = runs["volcano"]["replacement_pull_minutes"] or 1
     metrics = [("home rate", lambda r: r["home_rate"] or 0), ("feasible home rate", lambda r: r["feasible_home_rate"] or 0),
-               ("pull minutes / Volcano's", lambda r: r["pull_minutes"] / base_pull)]
+               ("re-placement pull minutes / Volcano's", lambda r: r["replacement_pull_minutes"] / base_pull)]
     colors = {"volcano": "#9aa5b1", "volcano+imagelocality": "#5b8def", "volcano+homing": "#2e9e5b"}
     w, h, left, bottom, group = 640, 300, 50, 250, 190
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="11">',
@@ -120,7 +122,10 @@ async def main() -> None:
     ap.add_argument("--superpods", type=int, default=8)
     ap.add_argument("--large-superpods", type=int, default=38)
     ap.add_argument("--skip-large", action="store_true")
+    ap.add_argument("--render-only", action="store_true", help="redraw the table and chart from tidal.json")
     args = ap.parse_args()
+    if args.render_only:
+        return render(json.loads((RESULTS / "tidal.json").read_text()))
     build_binaries()
     runs = {variant: await run(variant, args.superpods) for variant in VARIANTS}
     data = {
@@ -130,6 +135,8 @@ async def main() -> None:
         "runs": runs,
         "homing_vs_volcano": {
             "pull_minutes_ratio": ratio(runs["volcano+homing"]["pull_minutes"], runs["volcano"]["pull_minutes"]),
+            "replacement_pull_minutes_ratio": ratio(
+                runs["volcano+homing"]["replacement_pull_minutes"], runs["volcano"]["replacement_pull_minutes"]),
             "create_to_scheduled_p50_ratio": ratio(runs["volcano+homing"]["create_to_scheduled_p50_s"], runs["volcano"]["create_to_scheduled_p50_s"]),
         },
     }
@@ -141,6 +148,10 @@ async def main() -> None:
                 "volcano+homing", args.large_superpods, ("--percentage-nodes-to-find=100", f"--minimum-feasible-nodes={nodes}")),
         }
     dump(RESULTS / "tidal.json", data)
+    render(data)
+
+
+def render(data: dict) -> None:
     (RESULTS / "tidal.svg").write_text(chart(data))
     (RESULTS / "tidal.md").write_text(table(data) + "\n")
     print(table(data))
