@@ -51,21 +51,24 @@ async def main() -> None:
     for variant in ("volcano", "volcano+homing"):
         runs[variant] = await story(variant)
     say()
-    say(f"   {'rank':<16}{'ran on':<12}{'back on (Volcano)':<20}{'back on (Volcano+homing)':<26}")
+    say(f"   {'rank':<12}{'Volcano: ran on -> back on':<34}{'Volcano + homing: ran on -> back on':<36}")
     plain_before, plain_after, plain = runs["volcano"]
     before, after, homing = runs["volcano+homing"]
+
+    def move(was: str | None, now: str | None) -> str:
+        return f"{was} -> {now} {'(home)' if was == now else '(moved)'}"
+
     for key in sorted(before, key=lambda k: int(k.rsplit("/", 1)[-1])):
         rank = key.split("/", 1)[1]
-        mark = lambda a, b: f"{b} {'(home)' if a == b else '(pull)'}"  # noqa: E731
-        say(f"   {rank:<16}{before[key]:<12}{mark(plain_before.get(key), plain_after.get(key, '-')):<20}"
-            f"{mark(before[key], after.get(key, '-')):<26}")
+        say(f"   {rank:<12}{move(plain_before.get(key), plain_after.get(key)):<34}{move(before[key], after.get(key)):<36}")
     say()
     for name, s in (("Volcano", plain), ("Volcano + homing", homing)):
         say(f"   {name:<18} re-placed {s['replacements']:>2}, home {s['home']:>2}, image pulls on re-placement "
-            f"{s['replacement_pulls']:>2} = {s['replacement_pull_minutes']:.0f} accelerator-minutes waiting")
+            f"{s['replacement_pulls']:>2} = {s['replacement_pull_minutes']:.0f} node-minutes of NPUs waiting")
     saved = plain["replacement_pull_minutes"] - homing["replacement_pull_minutes"]
     say(f"\nModelled: {pull:.0f} min per {IMAGES['llama-train:30g']:.0f} GB pull at {BANDWIDTH_GBPS:g} Gbit/s; "
-        f"homing saved {saved:.0f} node-minutes of idle NPUs in one tide.")
+        f"homing saved {saved:.0f} node-minutes of idle NPUs in one tide.\n"
+        "(A moved rank pulls only where no earlier rank left the image: the nodes keep an LRU image cache.)")
 
 
 if __name__ == "__main__":
