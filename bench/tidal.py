@@ -50,7 +50,7 @@ async def day(c: TidalCluster) -> None:
     faulty = sorted(set(hosting))[:: max(1, len(set(hosting)) // 2)][:2]
     for node in faulty:
         await c.fault(node, down=True)
-    await c.settle(quiet=4, at_least=20)  # NotReady after 8 s, evicted 5 s later, jobs restart
+    await c.settle(quiet=4, at_least=35)  # NotReady after 20 s, evicted 5 s later, jobs restart
     log(f"  faults: {faulty} NotReady")
     for node in faulty:
         await c.fault(node, down=False)

@@ -90,6 +90,7 @@ class PodSeen:
     node: str | None = None
     started: bool = False
     replacement: bool = False
+    leaving: bool = False  # deletion under way: still holds its NPUs until it is gone
 
 
 @dataclass
@@ -109,6 +110,8 @@ class Recorder:
     last_bind: float = 0.0
     replacement_pulls: int = 0
     replacement_pull_minutes: float = 0.0
+    released: dict[str, float] = field(default_factory=dict)  # node -> when a pod last left it
+    settle_time: float = 1.0  # two of Volcano's 0.5 s cycles: the scheduler has seen the room
 
     @staticmethod
     def key_of(pod: dict) -> tuple[str, bool]:
@@ -135,20 +138,32 @@ class Recorder:
         }
 
     def _free(self, node: str, exclude: str) -> int:
+        """NPUs free on the node now; a pod being deleted still holds its NPUs, as it
+        does for the scheduler until the kubelet (kwok) has removed it."""
         used = sum(p.npus for uid, p in self.pods.items() if uid != exclude and p.node == node)
         return 8 - used
 
     def _feasible(self, node: str | None, uid: str, npus: int) -> bool:
+        """Home existed, was Ready and had the NPUs free, for long enough that the
+        scheduler's own snapshot (taken each cycle) could have seen it free."""
         state = self.nodes.get(node or "")
-        return bool(state and state["ready"] and self._free(node, uid) >= npus)
+        if not (state and state["ready"] and self._free(node, uid) >= npus):
+            return False
+        return time.monotonic() - self.released.get(node or "", float("-inf")) >= self.settle_time
 
     def pod_event(self, kind: str | None, pod: dict) -> None:
         now = time.monotonic()
         uid = pod["metadata"]["uid"]
-        if kind == "DELETED" or pod["metadata"].get("deletionTimestamp"):
-            self.pods.pop(uid, None)
+        if kind == "DELETED":
+            gone = self.pods.pop(uid, None)
+            if gone is not None and gone.node:
+                self.released[gone.node] = now
             return
         seen = self.pods.get(uid)
+        if pod["metadata"].get("deletionTimestamp"):
+            if seen is not None:
+                seen.leaving = True  # a leaving pod keeps its node busy until it is deleted
+            return
         if seen is None:
             container = pod["spec"]["containers"][0]
             image = container["image"]
@@ -193,7 +208,7 @@ class Recorder:
         # A replica re-places when its pool has a home no live replica holds: a node an
         # earlier replica ran on. Home if it took one of those; feasible if one had room.
         pool = self.pool_nodes.setdefault(key, set())
-        held = {p.node for u, p in self.pods.items() if u != uid and p.key == key and p.node}
+        held = {p.node for u, p in self.pods.items() if u != uid and p.key == key and p.node and not p.leaving}
         homes = pool - held
         if homes:
             feasible = any(self._feasible(n, uid, seen.npus) for n in homes)
@@ -253,7 +268,7 @@ class TidalCluster:
             self.workdir / "cp",
             controllers="*,-nodeipam",
             apiserver_args=("--default-not-ready-toleration-seconds=5", "--default-unreachable-toleration-seconds=5"),
-            controller_manager_args=("--node-monitor-grace-period=8s", "--node-monitor-period=1s"),
+            controller_manager_args=("--node-monitor-grace-period=20s", "--node-monitor-period=2s"),  # generous: a loaded 2-core machine delays kwok heartbeats
         )
         self.recorder = Recorder(ImageCache(disk_gb, bandwidth_gbps), images)
         self.volcano_args = volcano_args
@@ -381,7 +396,7 @@ class TidalCluster:
                 return
 
     def nodes_of(self, key_prefix: str) -> list[str]:
-        return sorted({p.node for p in self.recorder.pods.values() if p.node and p.key.startswith(key_prefix)})
+        return sorted({p.node for p in self.recorder.pods.values() if p.node and not p.leaving and p.key.startswith(key_prefix)})
 
     async def stop(self) -> None:
         for task in self.tasks:
