@@ -18,10 +18,20 @@ E2E_DIR = Path(__file__).resolve().parent.parent
 BIN_DIR = Path(os.environ.get("HOMING_BIN_DIR", E2E_DIR / ".bin"))
 
 
+_handed_out: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback port nothing listens on, never one this process handed out before: the
+    kernel may offer the same ephemeral port twice in a row (etcd's client and peer
+    ports once collided that way)."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _handed_out:
+            _handed_out.add(port)
+            return port
 
 
 def build_binaries() -> None:
