@@ -201,8 +201,8 @@ class Recorder:
             self.last_node[key] = node
             if home is None:
                 return
-            feasible = self._feasible(home, uid, seen.npus)
             outcome = "home" if node == home else self._domain(home, node)
+            feasible = outcome == "home" or self._feasible(home, uid, seen.npus)  # the scheduler saw it free
             self.replacements.append(Replacement(key, home, node, outcome, feasible, time.monotonic()))
             return
         # A replica re-places when its pool has a home no live replica holds: a node an
@@ -211,8 +211,8 @@ class Recorder:
         held = {p.node for u, p in self.pods.items() if u != uid and p.key == key and p.node and not p.leaving}
         homes = pool - held
         if homes:
-            feasible = any(self._feasible(n, uid, seen.npus) for n in homes)
             outcome = "home" if node in homes else "elsewhere"
+            feasible = outcome == "home" or any(self._feasible(n, uid, seen.npus) for n in homes)
             self.replacements.append(Replacement(key, None, node, outcome, feasible, time.monotonic()))
         pool.add(node)
 
