@@ -83,7 +83,8 @@ async def test_statefulset_pod_returns_to_its_node(kube, operator, kube_schedule
     for name in first:
         await o.running(kube, ns, name)
     old_uid = (await o.get_pod(kube, ns, "db-1"))["metadata"]["uid"]
-    await o.delete_pod(kube, ns, "db-1")
+    # Not o.delete_pod: the controller may recreate db-1 before a GET ever sees it gone.
+    await kube.request("DELETE", f"/api/v1/namespaces/{ns}/pods/db-1", body={"gracePeriodSeconds": 0})
 
     async def back():
         p = await o.get_pod(kube, ns, "db-1")

@@ -62,7 +62,8 @@ async def test_statefulset_ordinal_returns_home(kube, operator, ns):
         await o.bind(kube, ns, f"infer-{i}", nodes[i])
         await o.running(kube, ns, f"infer-{i}")
     first_uid = (await o.get_pod(kube, ns, "infer-1"))["metadata"]["uid"]
-    await o.delete_pod(kube, ns, "infer-1")
+    # Not o.delete_pod: the controller may recreate infer-1 before a GET ever sees it gone.
+    await kube.request("DELETE", f"/api/v1/namespaces/{ns}/pods/infer-1", body={"gracePeriodSeconds": 0})
 
     async def recreated():
         p = await o.get_pod(kube, ns, "infer-1")
