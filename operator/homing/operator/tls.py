@@ -58,12 +58,6 @@ def read(directory: str) -> dict[str, bytes]:
     return {name: (folder / name).read_bytes() for name in FILES if (folder / name).is_file()}
 
 
-def make_certificates(hosts: list[str], directory: str, days: int = 3650) -> tuple[Path, Path, bytes]:
-    """Writes a new CA and serving certificate into `directory`; returns the paths of
-    tls.crt and tls.key, and the CA PEM."""
-    return write(new_files(hosts, days), directory)
-
-
 def new_files(hosts: list[str], days: int = 3650) -> dict[str, bytes]:
     now = datetime.datetime.now(datetime.timezone.utc)
     ca_key = ec.generate_private_key(ec.SECP256R1())
