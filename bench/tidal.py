@@ -43,20 +43,24 @@ async def day(c: TidalCluster) -> None:
     await c.settle(quiet=4, at_least=8)
     log(f"  dawn: {jobs} training jobs of 16, inference {base}")
     for step, replicas in (("morning wave 1", base + nodes // 4), ("morning wave 2", base + nodes // 2), ("night", base)):
+        c.recorder.phase = step
         await c.scale("qwen", replicas)
         await c.settle(quiet=4, at_least=6)
         log(f"  {step}: inference {replicas}")
     hosting = [p.node for p in c.recorder.pods.values() if p.node and p.key.startswith("train-")]
     faulty = sorted(set(hosting))[:: max(1, len(set(hosting)) // 2)][:2]
+    c.recorder.phase = "faults"
     for node in faulty:
         await c.fault(node, down=True)
-    await c.settle(quiet=4, at_least=35)  # NotReady after 20 s, evicted 5 s later, jobs restart
+    await c.settle(quiet=4, at_least=20)  # tainted at once, evicted 5 s later (the second node up to 10 s after: eviction rate), jobs restart
     log(f"  faults: {faulty} NotReady")
+    c.recorder.phase = "recovery"
     for node in faulty:
         await c.fault(node, down=False)
     await c.settle(quiet=4, at_least=6)
     log("  faults recovered")
     for step, replicas in (("next morning", base + nodes // 4), ("next night", base)):
+        c.recorder.phase = step
         await c.scale("qwen", replicas)
         await c.settle(quiet=4, at_least=6)
         log(f"  {step}: inference {replicas}")

@@ -25,12 +25,14 @@ from homing_e2e.operator_process import OperatorProcess
 NPU = "huawei.com/Ascend910"
 NS = "ai"
 KWOK_ANNOTATION = "kwok.x-k8s.io/node"
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"  # merges conditions by type
+KUBELET_STOPPED = "homing.test/kubelet-stopped"  # a faulted node: kwok's node stage skips it
 KWOK_STAGES = (
-    "node/fast/node-initialize.yaml",
-    "node/heartbeat/node-heartbeat.yaml",
     "pod/fast/pod-ready.yaml",
     "pod/fast/pod-delete.yaml",
-)  # not pod-complete: it would finish training pods (owned by a Job) as Succeeded
+)  # not pod-complete: it would finish training pods (owned by a Job) as Succeeded; no status
+# heartbeat stage: leases keep nodes alive, and a status heartbeat would end a fault early.
+# kwok's node-initialize stage is used with one more condition (see _node_stage).
 SUPERPOD, RACK = "homing.io/superpod-id", "homing.io/rack-id"
 NODES_PER_SUPERPOD, NODES_PER_RACK = 8, 4
 
@@ -76,6 +78,8 @@ class Replacement:
     outcome: str  # home, domain, elsewhere
     feasible: bool
     at: float
+    phase: str = ""  # the day's step it happened in
+    blocked: str = ""  # why home was not feasible: held-by-ranked/-pool (a training rank or a replica is on it), not-ready, gone, just-freed
     reason: str = ""  # homing's decision reason for the pod, when it made one
 
 
@@ -112,6 +116,8 @@ class Recorder:
     replacement_pull_minutes: float = 0.0
     released: dict[str, float] = field(default_factory=dict)  # node -> when a pod last left it
     settle_time: float = 1.0  # two of Volcano's 0.5 s cycles: the scheduler has seen the room
+    phase: str = "dawn"  # set by the day's script as it moves on
+    transitions: list[tuple[float, str, str, bool]] = field(default_factory=list)  # (when, phase, node, ready)
 
     @staticmethod
     def key_of(pod: dict) -> tuple[str, bool]:
@@ -132,10 +138,10 @@ class Recorder:
             return
         ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in node.get("status", {}).get("conditions", []))
         taints = {t.get("key") for t in node.get("spec", {}).get("taints") or []}
-        self.nodes[name] = {
-            "ready": ready and not taints & {"node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready"},
-            "superpod": (node["metadata"].get("labels") or {}).get(SUPERPOD),
-        }
+        now_ready = ready and not taints & {"node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready"}
+        if name in self.nodes and self.nodes[name]["ready"] != now_ready:
+            self.transitions.append((round(time.monotonic(), 1), self.phase, name, now_ready))
+        self.nodes[name] = {"ready": now_ready, "superpod": (node["metadata"].get("labels") or {}).get(SUPERPOD)}
 
     def _free(self, node: str, exclude: str) -> int:
         """NPUs free on the node now; a pod being deleted still holds its NPUs, as it
@@ -143,13 +149,21 @@ class Recorder:
         used = sum(p.npus for uid, p in self.pods.items() if uid != exclude and p.node == node)
         return 8 - used
 
-    def _feasible(self, node: str | None, uid: str, npus: int) -> bool:
-        """Home existed, was Ready and had the NPUs free, for long enough that the
-        scheduler's own snapshot (taken each cycle) could have seen it free."""
+    def _blocked(self, node: str | None, uid: str, npus: int) -> str:
+        """Why the home could not be taken now ("" when it could): it must exist, be Ready
+        and have the NPUs free, for long enough that the scheduler's own snapshot (taken
+        each cycle) could have seen it free."""
         state = self.nodes.get(node or "")
-        if not (state and state["ready"] and self._free(node, uid) >= npus):
-            return False
-        return time.monotonic() - self.released.get(node or "", float("-inf")) >= self.settle_time
+        if not state:
+            return "gone"
+        if not state["ready"]:
+            return "not-ready"
+        if self._free(node, uid) < npus:
+            holders = {p.key for u, p in self.pods.items() if u != uid and p.node == node}
+            return "held-by-ranked" if any("/" in k for k in holders) else "held-by-pool"
+        if time.monotonic() - self.released.get(node or "", float("-inf")) < self.settle_time:
+            return "just-freed"
+        return ""
 
     def pod_event(self, kind: str | None, pod: dict) -> None:
         now = time.monotonic()
@@ -202,8 +216,8 @@ class Recorder:
             if home is None:
                 return
             outcome = "home" if node == home else self._domain(home, node)
-            feasible = outcome == "home" or self._feasible(home, uid, seen.npus)  # the scheduler saw it free
-            self.replacements.append(Replacement(key, home, node, outcome, feasible, time.monotonic()))
+            blocked = "" if outcome == "home" else self._blocked(home, uid, seen.npus)  # the scheduler saw it free
+            self.replacements.append(Replacement(key, home, node, outcome, not blocked, time.monotonic(), self.phase, blocked))
             return
         # A replica re-places when its pool has a home no live replica holds: a node an
         # earlier replica ran on. Home if it took one of those; feasible if one had room.
@@ -212,8 +226,9 @@ class Recorder:
         homes = pool - held
         if homes:
             outcome = "home" if node in homes else "elsewhere"
-            feasible = outcome == "home" or any(self._feasible(n, uid, seen.npus) for n in homes)
-            self.replacements.append(Replacement(key, None, node, outcome, feasible, time.monotonic()))
+            why = [] if outcome == "home" else [self._blocked(n, uid, seen.npus) for n in sorted(homes)]
+            blocked = "" if outcome == "home" or "" in why else min(why)
+            self.replacements.append(Replacement(key, None, node, outcome, not blocked, time.monotonic(), self.phase, blocked))
         pool.add(node)
 
     def _domain(self, home: str, node: str) -> str:
@@ -227,6 +242,19 @@ class Recorder:
             if r.feasible and r.outcome != "home":
                 label = f"{'pool' if r.home is None else 'rank'}:{r.reason or 'no-decision'}"
                 out[label] = out.get(label, 0) + 1
+        return out
+
+    def by_phase(self) -> dict[str, dict[str, int]]:
+        """Re-placements of each step of the day: how many, how many went home, how many
+        could have, and why the others could not (the evidence behind the home rate)."""
+        out: dict[str, dict[str, int]] = {}
+        for r in self.replacements:
+            row = out.setdefault(r.phase, {"replacements": 0, "home": 0, "feasible": 0})
+            row["replacements"] += 1
+            row["home"] += r.outcome == "home"
+            row["feasible"] += r.feasible
+            if r.blocked:
+                row[f"blocked:{r.blocked}"] = row.get(f"blocked:{r.blocked}", 0) + 1
         return out
 
     def summary(self) -> dict:
@@ -249,6 +277,7 @@ class Recorder:
             "replacement_pulls": self.replacement_pulls,
             "replacement_pull_minutes": round(self.replacement_pull_minutes, 1),
             "misses": self.misses(),
+            "by_phase": self.by_phase(),
             "create_to_scheduled_p50_s": round(statistics.median(lat), 3) if lat else None,
             "create_to_scheduled_p99_s": round(lat[min(len(lat) - 1, int(0.99 * (len(lat) - 1) + 0.5))], 3) if lat else None,
         }
@@ -268,7 +297,7 @@ class TidalCluster:
             self.workdir / "cp",
             controllers="*,-nodeipam",
             apiserver_args=("--default-not-ready-toleration-seconds=5", "--default-unreachable-toleration-seconds=5"),
-            controller_manager_args=("--node-monitor-grace-period=20s", "--node-monitor-period=2s"),  # generous: a loaded 2-core machine delays kwok heartbeats
+            controller_manager_args=("--node-monitor-grace-period=40s", "--node-monitor-period=2s"),  # faults are explicit: grace only has to outlast a late lease renewal
         )
         self.recorder = Recorder(ImageCache(disk_gb, bandwidth_gbps), images)
         self.volcano_args = volcano_args
@@ -297,8 +326,11 @@ class TidalCluster:
         self.cp.run("vc-scheduler", [k, f"--scheduler-conf={conf_dir / 'scheduler.conf'}", "--leader-elect=false", "--schedule-period=500ms",
                                      f"--listen-address=127.0.0.1:{free_port()}", f"--healthz-address=127.0.0.1:{free_port()}", *self.volcano_args])
         stages = module_dir("kwok", "sigs.k8s.io/kwok") / "kustomize" / "stage"
+        node_stage = self._node_stage(stages / "node" / "fast" / "node-initialize.yaml")
         self.cp.run("kwok", [k, "--manage-all-nodes=false", f"--manage-nodes-with-annotation-selector={KWOK_ANNOTATION}=fake",
-                             f"--server-address=127.0.0.1:{free_port()}", *[f"--config={stages / s}" for s in KWOK_STAGES]])
+                             "--node-lease-duration-seconds=40",  # the nodes' heartbeat: a lease renewed every 10 s
+                             f"--server-address=127.0.0.1:{free_port()}", f"--config={node_stage}",
+                             *[f"--config={stages / s}" for s in KWOK_STAGES]])
         if "homing" in self.variant:
             self.operator = OperatorProcess(self.cp.kubeconfig, self.workdir, env={"HOMING_LOG_LEVEL": "warning"})
             self.operator.start()
@@ -318,6 +350,16 @@ class TidalCluster:
         await o.eventually(self._all_ready, timeout=60, what="all nodes Ready")
         await o.eventually(lambda: kube.request("GET", f"/api/v1/namespaces/{NS}/serviceaccounts/default"), what="default SA")
         return self
+
+    def _node_stage(self, upstream: Path) -> Path:
+        """kwok's own node-initialize stage (read from the module cache), made to skip a
+        node whose kubelet the harness stopped: otherwise it turns it Ready at once."""
+        stage = yaml.safe_load(upstream.read_text())
+        stage["spec"]["selector"]["matchExpressions"].append(
+            {"key": f'.metadata.annotations.["{KUBELET_STOPPED}"]', "operator": "DoesNotExist"})
+        path = self.workdir / "kwok-node-initialize.yaml"
+        path.write_text(yaml.safe_dump(stage, sort_keys=False))
+        return path
 
     async def _node(self, name: str, i: int) -> None:
         sp, rack = i // NODES_PER_SUPERPOD, i // NODES_PER_RACK
@@ -352,6 +394,7 @@ class TidalCluster:
             "apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": name, "namespace": NS},
             "spec": {
                 "schedulerName": "volcano", "minAvailable": replicas, "priorityClassName": "training-low",
+                "maxRetry": 1000,  # Volcano's default 3 fails a job on its fourth eviction: one tidal day does that
                 "policies": [{"event": "PodEvicted", "action": "RestartJob"}],
                 "tasks": [{"name": "worker", "replicas": replicas, "template": {
                     "metadata": {"annotations": ann},
@@ -376,15 +419,17 @@ class TidalCluster:
                                 body={"spec": {"replicas": replicas}}, content_type=MERGE_PATCH)
 
     async def fault(self, node: str, down: bool) -> None:
-        """Down: kwok stops heartbeating it, so it goes NotReady, is tainted, and its pods
-        are evicted by the taint manager. Up: kwok takes it back and it turns Ready."""
-        value = None if down else "fake"
-        await self.kube.request("PATCH", f"/api/v1/nodes/{node}", body={"metadata": {"annotations": {KWOK_ANNOTATION: value}}},
-                                content_type=MERGE_PATCH)
+        """Down: the node's kubelet stops (kwok leaves it alone) and it reports Ready
+        Unknown, so the node controller taints it and the taint manager evicts its pods; it
+        stays down until brought up. Up: kwok takes it back and initialises it Ready."""
+        await self.kube.request("PATCH", f"/api/v1/nodes/{node}", content_type=MERGE_PATCH,
+                                body={"metadata": {"annotations": {KUBELET_STOPPED: "true" if down else None}}})
         if down:
-            await self.kube.request("PATCH", f"/api/v1/nodes/{node}/status", content_type=MERGE_PATCH,
-                                    body={"status": {"conditions": [{"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown",
-                                                                     "message": "test harness: kubelet stopped"}]}})
+            now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            condition = {"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown", "message": "test harness: kubelet stopped",
+                         "lastHeartbeatTime": now, "lastTransitionTime": now}
+            await self.kube.request("PATCH", f"/api/v1/nodes/{node}/status", content_type=STRATEGIC_MERGE_PATCH,
+                                    body={"status": {"conditions": [condition]}})
 
     async def settle(self, quiet: float = 3.0, at_least: float = 4.0, timeout: float = 90.0) -> None:
         """Waits until nothing has been bound for `quiet` seconds (and at least `at_least`)."""
