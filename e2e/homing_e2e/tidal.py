@@ -35,6 +35,8 @@ KWOK_STAGES = (
 # kwok's node-initialize stage is used with one more condition (see _node_stage).
 SUPERPOD, RACK = "homing.io/superpod-id", "homing.io/rack-id"
 NODES_PER_SUPERPOD, NODES_PER_RACK = 8, 4
+TIDAL_MANIFESTS = E2E_DIR.parent / "manifests" / "tidal"
+QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
 
 
 def module_dir(module_folder: str, module: str) -> Path:
@@ -44,27 +46,20 @@ def module_dir(module_folder: str, module: str) -> Path:
     return Path(out)
 
 
-def scheduler_conf(variant: str) -> str:
-    """Volcano's scheduler configuration for one run (SPEC 9 preempt variant)."""
+def scheduler_conf(variant: str, tide: str = "preempt") -> str:
+    """The shipped volcano-scheduler.conf of the tide (manifests/tidal, SPEC 9), with
+    nodeorder's arguments set for the run: homing's weight, image locality's, or none
+    (Volcano's defaults)."""
+    conf = yaml.safe_load((TIDAL_MANIFESTS / tide / "volcano-scheduler.conf").read_text())
     args = {
         "volcano": {},
         "volcano+imagelocality": {"imagelocality.weight": 10},
         "volcano+homing": {"nodeaffinity.weight": 10},
     }[variant]
-    nodeorder = {"name": "nodeorder", **({"arguments": args} if args else {})}
-    conf = {
-        "actions": "enqueue, allocate, preempt, backfill",
-        "tiers": [
-            # gang must not decide starvation: a Deployment's pod group (minMember 1) with pending
-            # replicas would never count as starving, and would never preempt training.
-            {"plugins": [{"name": "priority"}, {"name": "gang", "enablePreemptable": False, "enableJobStarving": False},
-                         {"name": "conformance"}]},
-            # overcommit lets a starving inference pod group be enqueued on a full cluster:
-            # without it the preempt action never sees it.
-            {"plugins": [{"name": "overcommit", "arguments": {"overcommit-factor": 10.0}}, {"name": "drf"},
-                         {"name": "predicates"}, {"name": "proportion"}, nodeorder]},
-        ],
-    }
+    for plugin in (p for tier in conf["tiers"] for p in tier["plugins"] if p["name"] == "nodeorder"):
+        plugin.pop("arguments", None)
+        if args:
+            plugin["arguments"] = args
     return yaml.safe_dump(conf, sort_keys=False)
 
 
@@ -79,8 +74,9 @@ class Replacement:
     feasible: bool
     at: float
     phase: str = ""  # the day's step it happened in
-    blocked: str = ""  # why home was not feasible: held-by-ranked/-pool (a training rank or a replica is on it), not-ready, gone, just-freed
+    blocked: str = ""  # why home was not feasible: held-by-ranked/-pool (a training rank or a replica is on it), not-ready, gone, just-freed, same-cycle
     reason: str = ""  # homing's decision reason for the pod, when it made one
+    free_homes: set[str] = field(default_factory=set)  # a feasible miss: the homes that were free when it bound
 
 
 @dataclass
@@ -209,7 +205,20 @@ class Recorder:
             decision = (pod["metadata"].get("annotations") or {}).get("homing.io/decision")
             self.replacements[-1].reason = json.loads(decision).get("reason", "") if decision else ""
 
+    def _taken_in_same_cycle(self, node: str, now: float) -> None:
+        """A home another pod bound to within one cycle of a miss was given away in the same
+        scheduling session: bind events of one session arrive in no useful order, so the
+        miss's home only looked free. Such a miss was not feasible."""
+        for r in reversed(self.replacements):
+            if now - r.at > self.settle_time:
+                break
+            if r.feasible and r.outcome != "home" and node in r.free_homes:
+                r.free_homes.discard(node)
+                if not r.free_homes:
+                    r.feasible, r.blocked = False, "same-cycle"
+
     def _classify(self, key: str, ranked: bool, node: str, seen: PodSeen, uid: str) -> None:
+        self._taken_in_same_cycle(node, time.monotonic())
         if ranked:
             home = self.last_node.get(key)
             self.last_node[key] = node
@@ -217,7 +226,8 @@ class Recorder:
                 return
             outcome = "home" if node == home else self._domain(home, node)
             blocked = "" if outcome == "home" else self._blocked(home, uid, seen.npus)  # the scheduler saw it free
-            self.replacements.append(Replacement(key, home, node, outcome, not blocked, time.monotonic(), self.phase, blocked))
+            free = {home} if outcome != "home" and not blocked else set()
+            self.replacements.append(Replacement(key, home, node, outcome, not blocked, time.monotonic(), self.phase, blocked, free_homes=free))
             return
         # A replica re-places when its pool has a home no live replica holds: a node an
         # earlier replica ran on. Home if it took one of those; feasible if one had room.
@@ -226,14 +236,20 @@ class Recorder:
         homes = pool - held
         if homes:
             outcome = "home" if node in homes else "elsewhere"
-            why = [] if outcome == "home" else [self._blocked(n, uid, seen.npus) for n in sorted(homes)]
-            blocked = "" if outcome == "home" or "" in why else min(why)
-            self.replacements.append(Replacement(key, None, node, outcome, not blocked, time.monotonic(), self.phase, blocked))
+            why = {} if outcome == "home" else {n: self._blocked(n, uid, seen.npus) for n in sorted(homes)}
+            free = {n for n, b in why.items() if not b}
+            blocked = "" if outcome == "home" or free else min(why.values())
+            self.replacements.append(Replacement(key, None, node, outcome, not blocked, time.monotonic(), self.phase, blocked, free_homes=free))
         pool.add(node)
 
     def _domain(self, home: str, node: str) -> str:
         a, b = self.nodes.get(home, {}).get("superpod"), self.nodes.get(node, {}).get("superpod")
         return "domain" if a and a == b else "elsewhere"
+
+    def miss_details(self) -> list[dict]:
+        """Each feasible miss, for the record: where the pod went and which homes were free."""
+        return [{"phase": r.phase, "key": r.key, "home": r.home, "node": r.node, "reason": r.reason, "free_homes": sorted(r.free_homes)}
+                for r in self.replacements if r.feasible and r.outcome != "home"]
 
     def misses(self) -> dict[str, int]:
         """Feasible re-placements that did not go home, by homing's reason (evidence for why)."""
@@ -277,6 +293,7 @@ class Recorder:
             "replacement_pulls": self.replacement_pulls,
             "replacement_pull_minutes": round(self.replacement_pull_minutes, 1),
             "misses": self.misses(),
+            "miss_details": self.miss_details(),
             "by_phase": self.by_phase(),
             "create_to_scheduled_p50_s": round(statistics.median(lat), 3) if lat else None,
             "create_to_scheduled_p99_s": round(lat[min(len(lat) - 1, int(0.99 * (len(lat) - 1) + 0.5))], 3) if lat else None,
@@ -289,8 +306,9 @@ class TidalCluster:
     """One run: its own control plane, Volcano, kwok, nodes, and homing when asked."""
 
     def __init__(self, variant: str, superpods: int, images: dict[str, float], bandwidth_gbps: float, disk_gb: float = 120,
-                 volcano_args: tuple[str, ...] = ()) -> None:
+                 volcano_args: tuple[str, ...] = (), tide: str = "preempt") -> None:
         self.variant = variant
+        self.tide = tide  # SPEC 9's variant: "preempt" (one queue, priorities) or "reclaim" (two queues)
         self.superpods = superpods
         self.workdir = Path(tempfile.mkdtemp(prefix=f"homing-tidal-{variant.replace('+', '-')}-"))
         self.cp = LocalControlPlane(
@@ -320,7 +338,7 @@ class TidalCluster:
         await o.install_crd(kube)
         conf_dir = self.workdir / "volcano-conf"  # a folder of its own: the scheduler watches it
         conf_dir.mkdir()
-        (conf_dir / "scheduler.conf").write_text(scheduler_conf(self.variant))
+        (conf_dir / "scheduler.conf").write_text(scheduler_conf(self.variant, self.tide))
         k = f"--kubeconfig={self.cp.kubeconfig}"
         self.cp.run("vc-controller-manager", [k, "--leader-elect=false", f"--listen-address=127.0.0.1:{free_port()}", f"--healthz-address=127.0.0.1:{free_port()}"])
         self.cp.run("vc-scheduler", [k, f"--scheduler-conf={conf_dir / 'scheduler.conf'}", "--leader-elect=false", "--schedule-period=500ms",
@@ -340,6 +358,9 @@ class TidalCluster:
             if never:
                 body["preemptionPolicy"] = "Never"
             await kube.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", body=body)
+        if self.tide == "reclaim":
+            for queue in yaml.safe_load_all((TIDAL_MANIFESTS / "reclaim" / "queues.yaml").read_text()):
+                await kube.request("POST", "/apis/scheduling.volcano.sh/v1beta1/queues", body=queue)
         for i, name in enumerate(self.node_names):
             await self._node(name, i)
         self.tasks = [
@@ -395,6 +416,7 @@ class TidalCluster:
             "spec": {
                 "schedulerName": "volcano", "minAvailable": replicas, "priorityClassName": "training-low",
                 "maxRetry": 1000,  # Volcano's default 3 fails a job on its fourth eviction: one tidal day does that
+                **({"queue": "training"} if self.tide == "reclaim" else {}),
                 "policies": [{"event": "PodEvicted", "action": "RestartJob"}],
                 "tasks": [{"name": "worker", "replicas": replicas, "template": {
                     "metadata": {"annotations": ann},
@@ -408,7 +430,7 @@ class TidalCluster:
         body = {
             "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": NS},
             "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}}, "template": {
-                "metadata": {"labels": {"app": name}},
+                "metadata": {"labels": {"app": name}, "annotations": {QUEUE_ANNOTATION: "inference"} if self.tide == "reclaim" else {}},
                 "spec": {"schedulerName": "volcano", "priorityClassName": "inference-high", "terminationGracePeriodSeconds": 0,
                          "containers": [{"name": "serve", "image": image, "resources": {"limits": {NPU: "8"}}}]}}},
         }

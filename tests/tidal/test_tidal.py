@@ -1,6 +1,7 @@
 """A reduced tidal day on the real Volcano scheduler (issue 4, CI part): inference
-scales out and preempts a gang-scheduled training job; when inference scales in, the
-restarted job's ranks are placed by Volcano — and this checks where they landed."""
+scales out and preempts (or, in the reclaim variant, reclaims) a gang-scheduled training
+job; when inference scales in, the restarted job's ranks are placed by Volcano — and
+this checks where they landed. Volcano runs the shipped manifests/tidal configuration."""
 from __future__ import annotations
 
 import pytest
@@ -30,8 +31,9 @@ async def training_and_inference(c: TidalCluster) -> dict[str, str]:
     return ranks(c)
 
 
-async def test_training_returns_home_after_inference_leaves(binaries):
-    c = await TidalCluster("volcano+homing", superpods=2, images={"train:30g": 30, "serve:15g": 15}, bandwidth_gbps=1).start()
+@pytest.mark.parametrize("tide", ["preempt", "reclaim"])
+async def test_training_returns_home_after_inference_leaves(binaries, tide):
+    c = await TidalCluster("volcano+homing", superpods=2, images={"train:30g": 30, "serve:15g": 15}, bandwidth_gbps=1, tide=tide).start()
     try:
         first = await training_and_inference(c)
         assert len(first) == 8
@@ -41,9 +43,10 @@ async def test_training_returns_home_after_inference_leaves(binaries):
             return any("train:30g" in i["names"] for i in node.get("status", {}).get("images") or [])
 
         await o.eventually(reported, what="the node reports the training image in status.images")
-        await c.scale("qwen", 12)  # 12 + 8 > 16 nodes: the job is preempted as a gang
+        await c.scale("qwen", 12)  # 12 + 8 > 16 nodes: the job is preempted (reclaimed) as a gang
         await c.settle()
-        assert not c.nodes_of("llama/"), "inference did not preempt the training job"
+        assert not c.nodes_of("llama/"), f"inference did not take the training job's nodes ({tide})"
+        assert len(c.nodes_of("qwen")) == 12
         await c.scale("qwen", 4)
         await c.settle(quiet=5)
         training = [r for r in c.recorder.replacements if r.key.startswith("llama/")]

@@ -1,0 +1,139 @@
+"""The tidal benchmark's recorder judges each re-placement itself; its rules decide the
+published numbers, so they are checked here on synthetic watch events (no cluster)."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from homing_e2e.imagecache import ImageCache
+from homing_e2e.tidal import NPU, SUPERPOD, Recorder
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    c = Clock()
+    monkeypatch.setattr(time, "monotonic", c)
+    return c
+
+
+def node(name: str, ready: bool = True, superpod: str = "sp0") -> dict:
+    return {"metadata": {"name": name, "labels": {SUPERPOD: superpod}},
+            "status": {"conditions": [{"type": "Ready", "status": "True" if ready else "Unknown"}]}, "spec": {}}
+
+
+def rank_pod(uid: str, index: int, node_name: str | None = None, deleting: bool = False) -> dict:
+    meta = {"uid": uid, "name": f"train-{uid}",
+            "annotations": {"volcano.sh/job-name": "train", "volcano.sh/task-spec": "worker", "volcano.sh/task-index": str(index)}}
+    if deleting:
+        meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    return {"metadata": meta, "spec": {"nodeName": node_name, "containers": [{"image": "train:30g", "resources": {"limits": {NPU: "8"}}}]},
+            "status": {"phase": "Running" if node_name else "Pending"}}
+
+
+def replica(uid: str, node_name: str | None = None) -> dict:
+    return {"metadata": {"uid": uid, "name": f"serve-{uid}", "labels": {"app": "serve"}},
+            "spec": {"nodeName": node_name, "containers": [{"image": "serve:15g", "resources": {"limits": {NPU: "8"}}}]},
+            "status": {"phase": "Running" if node_name else "Pending"}}
+
+
+@pytest.fixture
+def rec(clock) -> Recorder:
+    r = Recorder(ImageCache(120, 1.0), {"train:30g": 30.0, "serve:15g": 15.0})
+    for name, sp in (("a", "sp0"), ("b", "sp0"), ("c", "sp1"), ("d", "sp1")):
+        r.node_event("ADDED", node(name, superpod=sp))
+    return r
+
+
+def first_run_then_gone(rec: Recorder, clock: Clock) -> None:
+    """Rank 0 ran on node a, then its pod went away (the job restarted)."""
+    rec.pod_event("ADDED", rank_pod("p1", 0, "a"))
+    clock.now += 10
+    rec.pod_event("DELETED", rank_pod("p1", 0, "a"))
+    clock.now += 10
+
+
+@pytest.mark.parametrize("target, outcome", [("a", "home"), ("b", "domain"), ("c", "elsewhere")])
+def test_outcome_by_where_the_rank_landed(rec, clock, target, outcome):
+    first_run_then_gone(rec, clock)
+    rec.pod_event("MODIFIED", rank_pod("p2", 0, target))
+    [r] = rec.replacements
+    assert (r.home, r.node, r.outcome) == ("a", target, outcome)
+    assert r.feasible and r.blocked == ""  # home a had been free for 10 s
+
+
+def test_first_placement_is_not_a_replacement(rec, clock):
+    rec.pod_event("ADDED", rank_pod("p1", 0, "a"))
+    assert rec.replacements == []
+
+
+@pytest.mark.parametrize("setup, blocked", [
+    ("held", "held-by-pool"),
+    ("leaving", "held-by-ranked"),
+    ("not-ready", "not-ready"),
+    ("gone", "gone"),
+    ("just-freed", "just-freed"),
+])
+def test_why_home_was_not_feasible(rec, clock, setup, blocked):
+    first_run_then_gone(rec, clock)
+    if setup == "held":
+        rec.pod_event("ADDED", replica("s1", "a"))
+    elif setup == "leaving":  # another rank's pod being deleted still holds the node
+        rec.pod_event("ADDED", rank_pod("q1", 5, "a"))
+        rec.pod_event("MODIFIED", rank_pod("q1", 5, "a", deleting=True))
+    elif setup == "not-ready":
+        rec.node_event("MODIFIED", node("a", ready=False))
+    elif setup == "gone":
+        rec.node_event("DELETED", node("a"))
+    elif setup == "just-freed":
+        rec.pod_event("ADDED", replica("s1", "a"))
+        clock.now += 5
+        rec.pod_event("DELETED", replica("s1", "a"))
+        clock.now += rec.settle_time / 2  # Volcano's snapshot may still show it busy
+    rec.pod_event("MODIFIED", rank_pod("p2", 0, "c"))
+    [r] = [x for x in rec.replacements if x.key == "train/worker/0"]
+    assert (r.feasible, r.blocked) == (False, blocked)
+
+
+def test_home_given_away_in_the_same_cycle_was_not_feasible(rec, clock):
+    first_run_then_gone(rec, clock)
+    rec.pod_event("MODIFIED", rank_pod("p2", 0, "c"))  # looks like a feasible miss...
+    assert rec.replacements[0].feasible
+    clock.now += rec.settle_time / 2
+    rec.pod_event("ADDED", replica("s1", "a"))  # ...but the same session gave a away
+    r = rec.replacements[0]
+    assert (r.feasible, r.blocked) == (False, "same-cycle")
+    assert rec.summary()["miss_details"] == []
+
+
+def test_home_taken_a_cycle_later_stays_a_feasible_miss(rec, clock):
+    first_run_then_gone(rec, clock)
+    rec.pod_event("MODIFIED", rank_pod("p2", 0, "c"))
+    clock.now += rec.settle_time * 2
+    rec.pod_event("ADDED", replica("s1", "a"))
+    r = rec.replacements[0]
+    assert r.feasible and r.blocked == ""
+    assert [m["key"] for m in rec.summary()["miss_details"]] == ["train/worker/0"]
+
+
+def test_pool_replica_home_is_any_node_the_pool_ran_on_and_no_replica_holds(rec, clock):
+    rec.pod_event("ADDED", replica("s1", "a"))
+    rec.pod_event("ADDED", replica("s2", "b"))
+    clock.now += 10
+    rec.pod_event("DELETED", replica("s1", "a"))  # scale in: a is a free home of the pool
+    clock.now += 10
+    rec.pod_event("ADDED", replica("s3", "c"))  # scale out went elsewhere although a was free
+    clock.now += rec.settle_time * 2
+    rec.pod_event("ADDED", replica("s4", "a"))  # a later cycle: home
+    summary = rec.summary()
+    assert (summary["replacements"], summary["home"], summary["feasible"]) == (2, 1, 2)
+    assert summary["home_rate"] == 0.5 and summary["feasible_home_rate"] == 0.5
+    assert summary["by_phase"]["dawn"] == {"replacements": 2, "home": 1, "feasible": 2}
