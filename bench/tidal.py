@@ -4,13 +4,18 @@ ways in one invocation (Volcano; Volcano with image locality; Volcano with homin
 candidate sampling and with sampling off. Writes bench/results/tidal.json, a chart
 (bench/results/tidal.svg) and the table for docs/benchmarks.md.
 
-    .venv/bin/python bench/tidal.py [--superpods 8] [--large-superpods 38] [--skip-large]
+    .venv/bin/python bench/tidal.py [--superpods 8] [--repeats 3] [--large-superpods 38] [--skip-large]
+
+Each 64-node variant runs --repeats times, interleaved (so the shared machine's load
+falls on all three alike); a variant's figures are the medians of its repeats, and
+every repeat's own summary is kept under "repeats".
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
 import json
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -24,6 +29,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 IMAGES = {"train-a:30g": 30.0, "train-b:25g": 25.0, "train-c:40g": 40.0, "serve:15g": 15.0}
 BANDWIDTH_GBPS = 1.0  # per node, from a registry shared by the whole cluster
 VARIANTS = ("volcano", "volcano+imagelocality", "volcano+homing")
+STEPS = ("morning wave 1", "morning wave 2", "night", "faults", "recovery", "next morning", "next night")  # the day's order
 
 
 def log(text: str) -> None:
@@ -78,6 +84,28 @@ async def run(variant: str, superpods: int, volcano_args: tuple[str, ...] = ()) 
     return result
 
 
+def add_counts(counts) -> dict:
+    """Adds up {label: n} (or {phase: {label: n}}) dictionaries."""
+    out: dict = {}
+    for c in counts:
+        for k, v in c.items():
+            out[k] = add_counts([out.get(k, {}), v]) if isinstance(v, dict) else out.get(k, 0) + v
+    return out
+
+
+def medians(repeats: list[dict]) -> dict:
+    """One figure per field: the median over the repeats (numbers only); the repeats kept whole."""
+    out: dict = {}
+    for field, value in repeats[0].items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            values = [r[field] for r in repeats if r.get(field) is not None]
+            out[field] = round(statistics.median(values), 4) if values else None
+    for field in ("misses", "by_phase"):  # counts: summed over the repeats
+        out[field] = add_counts(r[field] for r in repeats)
+    out["repeats"] = repeats
+    return out
+
+
 def ratio(a: float | None, b: float | None) -> float | None:
     return round(a / b, 3) if a is not None and b else None
 
@@ -91,6 +119,12 @@ def table(data: dict) -> str:
         lines.append(f"| {name} | " + " | ".join(str(r.get(c)) for c in cols) + " |")
     for name, r in data.get("large", {}).items():
         lines.append(f"| {name} | " + " | ".join(str(r.get(c)) for c in cols) + " |")
+    lines += ["", "Re-placements by step of the day (summed over the repeats): total / home / feasible, and why home was not", "",
+              "| run | step | re-placements | home | feasible | home not feasible because |", "|---|---|---|---|---|---|"]
+    for name, r in [*data["runs"].items(), *data.get("large", {}).items()]:
+        for step, row in sorted((r.get("by_phase") or {}).items(), key=lambda kv: STEPS.index(kv[0]) if kv[0] in STEPS else 99):
+            why = ", ".join(f"{k.split(':', 1)[1]} {v}" for k, v in sorted(row.items()) if k.startswith("blocked:"))
+            lines.append(f"| {name} | {step} | {row['replacements']} | {row['home']} | {row['feasible']} | {why} |")
     return "\n".join(lines)
 
 
@@ -124,6 +158,7 @@ def chart(data: dict) -> str:
 async def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--superpods", type=int, default=8)
+    ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--large-superpods", type=int, default=38)
     ap.add_argument("--skip-large", action="store_true")
     ap.add_argument("--render-only", action="store_true", help="redraw the table and chart from tidal.json")
@@ -131,11 +166,16 @@ async def main() -> None:
     if args.render_only:
         return render(json.loads((RESULTS / "tidal.json").read_text()))
     build_binaries()
-    runs = {variant: await run(variant, args.superpods) for variant in VARIANTS}
+    repeats: dict[str, list[dict]] = {v: [] for v in VARIANTS}
+    for _ in range(args.repeats):
+        for variant in VARIANTS:
+            repeats[variant].append(await run(variant, args.superpods))
+    runs = {variant: medians(rs) for variant, rs in repeats.items()}
     data = {
         "nodes": args.superpods * NODES_PER_SUPERPOD,
         "image_gb": sorted(IMAGES.values()),
         "bandwidth_gbps": BANDWIDTH_GBPS,
+        "repeats": args.repeats,
         "runs": runs,
         "homing_vs_volcano": {
             "pull_minutes_ratio": ratio(runs["volcano+homing"]["pull_minutes"], runs["volcano"]["pull_minutes"]),
