@@ -113,7 +113,7 @@ class Recorder:
     released: dict[str, float] = field(default_factory=dict)  # node -> when a pod last left it
     settle_time: float = 1.0  # two of Volcano's 0.5 s cycles: the scheduler has seen the room
     phase: str = "dawn"  # set by the day's script as it moves on
-    transitions: list[tuple[float, str, str, bool]] = field(default_factory=list)  # (when, phase, node, ready)
+    transitions: list[tuple[float, str, str, bool]] = field(default_factory=list)  # (when, phase, node, ready): faults, or flaps
 
     @staticmethod
     def key_of(pod: dict) -> tuple[str, bool]:
@@ -206,9 +206,9 @@ class Recorder:
             self.replacements[-1].reason = json.loads(decision).get("reason", "") if decision else ""
 
     def _taken_in_same_cycle(self, node: str, now: float) -> None:
-        """A home another pod bound to within one cycle of a miss was given away in the same
-        scheduling session: bind events of one session arrive in no useful order, so the
-        miss's home only looked free. Such a miss was not feasible."""
+        """A home another pod bound to within settle_time (two cycles) of a miss was given
+        away in the same scheduling session: a session's bind events arrive in no useful
+        order, so the miss's home only looked free. Such a miss was not feasible."""
         for r in reversed(self.replacements):
             if now - r.at > self.settle_time:
                 break
@@ -295,6 +295,7 @@ class Recorder:
             "misses": self.misses(),
             "miss_details": self.miss_details(),
             "by_phase": self.by_phase(),
+            "nodes_dropped": sum(1 for t in self.transitions if not t[3]),  # 2 in the scripted day (its faults); more is flapping
             "create_to_scheduled_p50_s": round(statistics.median(lat), 3) if lat else None,
             "create_to_scheduled_p99_s": round(lat[min(len(lat) - 1, int(0.99 * (len(lat) - 1) + 0.5))], 3) if lat else None,
         }

@@ -56,6 +56,7 @@ async def test_training_returns_home_after_inference_leaves(binaries, tide):
         missed = [(r.key, r.home, r.node) for r in training if r.feasible and r.outcome != "home"]
         assert not missed, missed
         assert sum(r.outcome == "home" for r in training) >= 4  # at least the homes inference never took
+        assert [t for t in c.recorder.transitions if not t[3]] == []  # no node dropped: a flap would plant false fault marks
     finally:
         await c.stop()
 
