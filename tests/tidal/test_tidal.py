@@ -4,6 +4,8 @@ job; when inference scales in, the restarted job's ranks are placed by Volcano â
 this checks where they landed. Volcano runs the shipped manifests/tidal configuration."""
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from homing_e2e import objects as o
@@ -56,7 +58,29 @@ async def test_training_returns_home_after_inference_leaves(binaries, tide):
         missed = [(r.key, r.home, r.node) for r in training if r.feasible and r.outcome != "home"]
         assert not missed, missed
         assert sum(r.outcome == "home" for r in training) >= 4  # at least the homes inference never took
-        assert [t for t in c.recorder.transitions if not t[3]] == []  # no node dropped: a flap would plant false fault marks
+    finally:
+        await c.stop()
+
+
+async def test_fake_nodes_heartbeat_by_lease(binaries):
+    """kwok renews each node's lease: nodes stay Ready between faults. (Its status
+    heartbeat, every 20-45 s, once lapsed the node grace and made nodes flap NotReady,
+    and homing recorded faults on them.)"""
+    c = await TidalCluster("volcano", superpods=1, images={}, bandwidth_gbps=1).start()
+    try:
+        async def renewals() -> dict[str, str]:
+            got = await c.kube.request("GET", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases")
+            return {lease["metadata"]["name"]: lease["spec"].get("renewTime") for lease in got["items"]}
+
+        async def every_node_leased():
+            return set(await renewals()) == set(c.node_names)
+
+        await o.eventually(every_node_leased, timeout=20, what="a lease per node")
+        first = await renewals()
+        await asyncio.sleep(12)  # one renewal interval (lease 40 s / 4) and a margin
+        second = await renewals()
+        assert all(second[n] != first[n] for n in c.node_names), (first, second)
+        assert [t for t in c.recorder.transitions if not t[3]] == []  # no node dropped meanwhile
     finally:
         await c.stop()
 
