@@ -523,34 +523,15 @@ def test_malformed_resource_levels_warn_and_give_no_levels():
 
 # -- the (old, new) pair the runtime counts node health with ---------------------------------------
 
-@pytest.mark.parametrize(
-    "first, second",
-    [
-        pytest.param(None, node_obj("n1", labels={LEAF: "0"}), id="new-node"),
-        pytest.param(node_obj("n1", labels={LEAF: "0"}), node_obj("n1", ready="False", labels={LEAF: "1"}),
-                     id="relabelled-and-not-ready"),
-    ],
-)
-def test_node_changed_returns_previous_state_with_hypernodes(first, second):
+@pytest.mark.parametrize("label, hypernodes", [(LEAF, True), (SP, False)], ids=["with-hypernodes", "labels-only"])
+@pytest.mark.parametrize("relabelled", [False, True], ids=["new-node", "relabelled-and-not-ready"])
+def test_node_changed_returns_previous_state(label, hypernodes, relabelled):
     src = sources()
-    src.hypernode_changed(hypernode("leaf-0", 1, by_labels({LEAF: "0"})))
-    before = src.node_changed(first)[1] if first is not None else None
+    if hypernodes:
+        src.hypernode_changed(hypernode("leaf-0", 1, by_labels({LEAF: "0"})))
+    before = src.node_changed(node_obj("n1", labels={label: "0"}))[1] if relabelled else None
+    second = node_obj("n1", ready="False", labels={label: "1"}) if relabelled else node_obj("n1", labels={label: "0"})
     old, new = src.node_changed(second)
     assert old == before
     assert new == src.snapshot.nodes["n1"]
-
-
-@pytest.mark.parametrize(
-    "first, second",
-    [
-        pytest.param(None, node_obj("n1", labels={SP: "s1"}), id="new-node"),
-        pytest.param(node_obj("n1", labels={SP: "s1"}), node_obj("n1", ready="False", labels={SP: "s2"}),
-                     id="relabelled-and-not-ready"),
-    ],
-)
-def test_node_changed_returns_previous_state_without_hypernodes(first, second):
-    src = sources()
-    before = src.node_changed(first)[1] if first is not None else None
-    old, new = src.node_changed(second)
-    assert old == before
-    assert new == src.snapshot.nodes["n1"]
+    assert (new.health != before.health) if relabelled else old is None
