@@ -24,6 +24,12 @@ class OwnerRef(BaseModel):
     def display(self) -> str:
         return f"{self.kind}/{self.namespace}/{self.name}"
 
+    @property
+    def key(self) -> str:
+        """The memory key: namespace and UID, so that a pod can only reach owners of
+        its own namespace, whatever UID a forged ownerReference names (SPEC 1.1)."""
+        return f"{self.namespace}/{self.uid}"
+
 
 class Rank(BaseModel):
     """Which member of the workload a pod is. `key` is the memory key, `index` the
