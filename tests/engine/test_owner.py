@@ -124,3 +124,48 @@ def test_non_deployment_controller_of_replicaset_is_not_a_name_candidate():
     assert workloads.deployments == {}
     pod = {"metadata": {"namespace": NS, "ownerReferences": [_ownerref(RS_NEW)], "labels": {"pod-template-hash": "7c9d4f"}}}
     assert resolve_owner(pod, workloads) == RS_NEW
+
+
+# -- Deployment deleted and recreated under the same name ---------------------------------------
+DEPLOY_NEW = _ref("Deployment", "web", "deploy-new-uid")
+RS_RECREATED = _ref("ReplicaSet", "web-9a8b7c", "rs-recreated-uid")
+RS_OF_NEW = _ref("ReplicaSet", "web-1f2e3d", "rs-of-new-uid")
+LEARN, FORGET = "learn", "forget"
+
+
+def _pod_of(rs: OwnerRef, pod_hash: str) -> dict:
+    """A pod of `rs` admitted before the ReplicaSet watch delivered `rs`."""
+    return {"metadata": {"namespace": NS, "ownerReferences": [_ownerref(rs)], "labels": {"pod-template-hash": pod_hash}}}
+
+
+@pytest.mark.parametrize(
+    "events, expected",
+    [
+        pytest.param([(LEARN, RS_OLD.uid, DEPLOY), (FORGET, RS_OLD.uid, None)], RS_RECREATED,
+                     id="last-replicaset-forgotten-forgets-the-deployment"),
+        pytest.param([(LEARN, RS_OLD.uid, DEPLOY), (LEARN, RS_OLD.uid, DEPLOY), (FORGET, RS_OLD.uid, None)],
+                     RS_RECREATED, id="relearned-replicaset-counts-once"),
+        pytest.param([(LEARN, RS_OLD.uid, DEPLOY), (LEARN, RS_NEW.uid, DEPLOY), (FORGET, RS_OLD.uid, None)],
+                     DEPLOY, id="deployment-kept-while-another-replicaset-is-known"),
+        pytest.param([(LEARN, RS_OLD.uid, DEPLOY), (LEARN, RS_OLD.uid, None)], RS_RECREATED,
+                     id="orphaned-last-replicaset-forgets-the-deployment"),
+        pytest.param([(LEARN, RS_OLD.uid, DEPLOY), (LEARN, RS_OF_NEW.uid, DEPLOY_NEW)], DEPLOY_NEW,
+                     id="new-deployment-uid-replaces-the-stale-one"),
+        pytest.param([(LEARN, RS_OLD.uid, DEPLOY), (LEARN, RS_OF_NEW.uid, DEPLOY_NEW), (LEARN, RS_OLD.uid, DEPLOY)],
+                     DEPLOY_NEW, id="update-of-the-dying-old-replicaset-does-not-bring-the-stale-one-back"),
+        pytest.param([(LEARN, RS_OLD.uid, DEPLOY), (LEARN, RS_OF_NEW.uid, DEPLOY_NEW), (FORGET, RS_OLD.uid, None)],
+                     DEPLOY_NEW, id="old-replicaset-gone-keeps-the-new-deployment"),
+        pytest.param([(LEARN, RS_OF_NEW.uid, DEPLOY_NEW), (LEARN, RS_OLD.uid, DEPLOY), (FORGET, RS_OLD.uid, None)],
+                     DEPLOY_NEW, id="stale-listed-last-then-gone-falls-back-to-the-live-one"),
+        pytest.param([(FORGET, "never-learned", None), (FORGET, None, None)], RS_RECREATED,
+                     id="forgetting-unknown-replicasets-is-harmless"),
+    ],
+)
+def test_recreated_deployment_never_resolves_to_the_old_uid(events, expected):
+    workloads = WorkloadIndex()
+    for what, rs_uid, controller in events:
+        if what == LEARN:
+            workloads.learn_replicaset(rs_uid, controller)
+        else:
+            workloads.forget_replicaset(rs_uid)
+    assert resolve_owner(_pod_of(RS_RECREATED, "9a8b7c"), workloads) == expected

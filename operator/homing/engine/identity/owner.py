@@ -7,22 +7,76 @@ from homing.engine.model import OwnerRef
 
 POD_TEMPLATE_HASH = "pod-template-hash"
 
+NameKey = tuple[str, str]  # (namespace, name)
+
+
+def _deployment(controller: OwnerRef | None) -> OwnerRef | None:
+    return controller if controller is not None and controller.kind == "Deployment" else None
+
+
+def _name_key(ref: OwnerRef) -> NameKey:
+    return (ref.namespace, ref.name)
+
 
 @dataclass(slots=True)
 class WorkloadIndex:
     """What the ReplicaSet watch has taught: each ReplicaSet's controller (None when it
-    has none) and Deployments by (namespace, name) for ReplicaSets not seen yet."""
+    has none) and, for ReplicaSets not seen yet, the Deployment of each name.
+
+    A Deployment is known only while one of its ReplicaSets is: delete a Deployment and
+    recreate it under the same name, and the new one's pods must not key on the old UID."""
 
     replicaset_owner: dict[str, OwnerRef | None] = field(default_factory=dict)
-    deployments: dict[tuple[str, str], OwnerRef] = field(default_factory=dict)
+    deployments: dict[NameKey, OwnerRef] = field(default_factory=dict)
+    # Deployment name -> Deployment uid -> its known ReplicaSets (a set: watch updates repeat).
+    replicasets: dict[NameKey, dict[str, set[str]]] = field(default_factory=dict)
 
     def learn_replicaset(self, rs_uid: str, controller: OwnerRef | None) -> None:
+        if rs_uid in self.replicaset_owner and self.replicaset_owner[rs_uid] == controller:
+            return  # an update of a known ReplicaSet must not bring back a Deployment since replaced
+        self._unlink(rs_uid)
         self.replicaset_owner[rs_uid] = controller
-        if controller is not None and controller.kind == "Deployment":
-            self.deployments[(controller.namespace, controller.name)] = controller
+        deployment = _deployment(controller)
+        if deployment is not None:
+            key = _name_key(deployment)
+            self.replicasets.setdefault(key, {}).setdefault(deployment.uid, set()).add(rs_uid)
+            # A ReplicaSet seen for the first time belongs to the current Deployment of its name.
+            self.deployments[key] = deployment
 
-    def forget_replicaset(self, rs_uid: str) -> None:
+    def forget_replicaset(self, rs_uid: str | None) -> None:
+        if rs_uid is None:
+            return
+        self._unlink(rs_uid)
         self.replicaset_owner.pop(rs_uid, None)
+
+    def _unlink(self, rs_uid: str) -> None:
+        """Drop `rs_uid` from its Deployment's count; forget a Deployment left with none."""
+        deployment = _deployment(self.replicaset_owner.get(rs_uid))
+        if deployment is None:
+            return
+        key = _name_key(deployment)
+        by_uid = self.replicasets.get(key, {})
+        members = by_uid.get(deployment.uid, set())
+        members.discard(rs_uid)
+        if members:
+            return
+        by_uid.pop(deployment.uid, None)
+        if not by_uid:
+            self.replicasets.pop(key, None)
+        cached = self.deployments.get(key)
+        if cached is not None and cached.uid == deployment.uid:
+            survivor = self._any_deployment_named(key)
+            if survivor is None:
+                self.deployments.pop(key, None)
+            else:
+                self.deployments[key] = survivor
+
+    def _any_deployment_named(self, key: NameKey) -> OwnerRef | None:
+        """A Deployment of that name that still has a known ReplicaSet (after a restart
+        listed a dying one last), read from one of its ReplicaSets."""
+        for members in self.replicasets.get(key, {}).values():
+            return self.replicaset_owner.get(next(iter(members)))
+        return None
 
 
 def controller_ref(meta: dict, namespace: str) -> OwnerRef | None:
