@@ -118,6 +118,13 @@ BAD_VALUES = [
     pytest.param(str(BOUND), id="equal-to-bound"),
     pytest.param("9" * 40, id="huge"),
     pytest.param("", id="empty"),
+    pytest.param(" 3", id="leading-space"),
+    pytest.param("3\n", id="trailing-newline"),
+    pytest.param("\t3", id="leading-tab"),
+    pytest.param("3 ", id="trailing-space"),
+    pytest.param("\u00a03", id="leading-no-break-space"),
+    pytest.param("9" * 4301, id="past-python-int-string-limit"),
+    pytest.param("0" * 64 + "1", id="absurdly-long-leading-zeros"),
 ]
 
 # Where a bad value is put: (source name, key, pod builder for a value, owner kind)
@@ -186,3 +193,113 @@ def test_rankless_without_source_has_no_warning(meta, kind):
 def test_pod_without_metadata_is_rankless():
     result = resolve_rank({}, "StatefulSet", BOUND)
     assert result.rank is None and result.warning is None
+
+
+@pytest.mark.parametrize(
+    "value, shown",
+    [
+        pytest.param(" 3", "' 3'", id="leading-space-quoted"),
+        pytest.param("3\n", "'3\\n'", id="newline-escaped"),
+    ],
+)
+def test_whitespace_warning_names_the_value(value, shown):
+    result = resolve_rank(_pod({HCCL: value}), "AscendJob", BOUND)
+    assert result.rank is None
+    assert shown in result.warning
+
+
+def test_huge_value_warning_stays_short():
+    """A 4,301-digit value is named, not copied whole into the Event."""
+    result = resolve_rank(_pod({HCCL: "9" * 4301}), "AscendJob", BOUND)
+    assert result.rank is None
+    assert "999" in result.warning and len(result.warning) < 300
+
+
+# -- SPEC 1.2: a rank key is at most 63 characters ----------------------------------------------
+MAX_KEY = 63
+
+
+@pytest.mark.parametrize(
+    "annotations, labels, kind, ok",
+    [
+        pytest.param({VC_INDEX: "3", VC_SPEC: "w" * (MAX_KEY - 2)}, None, "Job", True, id="task-spec-key-63"),
+        pytest.param({VC_INDEX: "3", VC_SPEC: "w" * (MAX_KEY - 1)}, None, "Job", False, id="task-spec-key-64"),
+        pytest.param({VC_INDEX: "3", VC_SPEC: "w" * 100_000}, None, "Job", False, id="task-spec-100-kB"),
+        pytest.param({VC_SPEC: "s" * 70}, {VC_INDEX: "1"}, "Job", False, id="task-spec-with-index-label"),
+    ],
+)
+def test_rank_key_longer_than_63_is_rankless(annotations, labels, kind, ok):
+    result = resolve_rank(_pod(annotations, labels), kind, BOUND)
+    if ok:
+        assert result.warning is None and len(result.rank.key) == MAX_KEY
+    else:
+        assert result.rank is None
+        assert "63" in result.warning and len(result.warning) < 300
+
+
+# -- is_decimal: the one test of "a number written in ASCII digits" others can reuse --------------
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        pytest.param("0", True, id="zero"),
+        pytest.param("0123456789", True, id="all-digits"),
+        pytest.param("", False, id="empty"),
+        pytest.param("\u00b2", False, id="superscript-two"),
+        pytest.param("\u0663", False, id="arabic-indic-three"),
+        pytest.param("\uff13", False, id="fullwidth-three"),
+        pytest.param(" 3", False, id="space"),
+        pytest.param("-3", False, id="minus"),
+        pytest.param("+3", False, id="plus"),
+        pytest.param("3_000", False, id="underscore"),
+        pytest.param(3, False, id="not-a-string"),
+        pytest.param(None, False, id="none"),
+    ],
+)
+def test_is_decimal(text, expected):
+    from homing.engine.identity.rank import is_decimal
+
+    assert is_decimal(text) is expected
+
+
+# -- never raises: any text, any metadata ---------------------------------------------------------
+from hypothesis import given, settings as hsettings, strategies as st  # noqa: E402
+
+RANK_KEYS = [HCCL, VC_INDEX, VC_SPEC, JOB_INDEX, STS_INDEX, LWS_GROUP, LWS_WORKER]
+_any_key = st.one_of(st.sampled_from(RANK_KEYS), st.text())
+_digits = st.one_of(st.text(alphabet="0123456789", min_size=1, max_size=12),
+                    st.integers(4290, 4400).map(lambda n: "9" * n))  # around int()'s 4,300-digit limit
+_padded = st.tuples(st.sampled_from(["", " ", "\n", "\t"]), _digits, st.sampled_from(["", " ", "\n"])).map("".join)
+_any_value = st.one_of(st.text(), _digits, _padded, st.integers(), st.none())
+_meta_dict = st.dictionaries(_any_key, _any_value, max_size=8)
+_kinds = st.sampled_from(["StatefulSet", "Job", "LeaderWorkerSet", "AscendJob", "ReplicaSet", ""])
+
+
+@hsettings(max_examples=400, deadline=None)
+@given(annotations=_meta_dict, labels=_meta_dict, name=st.one_of(st.text(), st.none()), kind=_kinds,
+       bound=st.integers(min_value=1, max_value=10**12))
+def test_resolve_rank_never_raises(annotations, labels, name, kind, bound):
+    result = resolve_rank({"metadata": {"annotations": annotations, "labels": labels, "name": name}}, kind, bound)
+    if result.rank is not None:
+        assert result.warning is None
+        assert 0 <= result.rank.index < bound
+        assert len(result.rank.key) <= MAX_KEY
+    elif result.warning is not None:
+        assert len(result.warning) < 400, "a warning names the value, it does not copy it"
+
+
+@hsettings(max_examples=300, deadline=None)
+@given(text=st.text(), key=st.sampled_from([HCCL, VC_INDEX, JOB_INDEX, STS_INDEX, LWS_GROUP]))
+def test_any_rank_text_gives_a_rank_or_a_warning(text, key):
+    labels = {LWS_WORKER: "0"} if key == LWS_GROUP else {}
+    result = resolve_rank(_pod({key: text}, {**labels, key: text}), "StatefulSet", BOUND)
+    assert (result.rank is None) != (result.warning is None)
+
+
+@hsettings(max_examples=100, deadline=None)
+@given(meta=st.one_of(st.none(), st.text(), st.integers(), st.lists(st.text()),
+                      st.fixed_dictionaries({"annotations": st.one_of(st.text(), st.lists(st.text()), st.integers()),
+                                             "labels": st.one_of(st.text(), st.lists(st.text()), st.integers()),
+                                             "name": st.one_of(st.integers(), st.lists(st.text()))})))
+def test_malformed_metadata_is_rankless(meta):
+    result = resolve_rank({"metadata": meta}, "StatefulSet", BOUND)
+    assert result.rank is None or result.warning is None

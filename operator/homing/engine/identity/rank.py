@@ -1,4 +1,7 @@
-"""SPEC 1.2: which member of its workload a pod is. First matching source wins."""
+"""SPEC 1.2: which member of its workload a pod is. First matching source wins.
+
+Any metadata gives either a Rank or a rankless result; a malformed source gives a
+warning that names the value (shortened), never an exception."""
 from __future__ import annotations
 
 import re
@@ -15,7 +18,25 @@ STATEFULSET_POD_INDEX = "apps.kubernetes.io/pod-index"
 LWS_GROUP_INDEX = "leaderworkerset.sigs.k8s.io/group-index"
 LWS_WORKER_INDEX = "leaderworkerset.sigs.k8s.io/worker-index"
 
-_ORDINAL = re.compile(r"-(\d+)$")
+MAX_KEY_LENGTH = 63  # SPEC 1.2: a rank key (and so each of its parts) is at most 63 characters
+SHOWN_LENGTH = 40  # how much of a bad value a warning quotes
+
+_ORDINAL = re.compile(r"-([0-9]+)$")  # ASCII only: \d would also match other scripts' digits
+
+
+def is_decimal(text: object) -> bool:
+    """A non-empty string of ASCII digits 0-9 only: safe for int(), unlike str.isdigit()
+    (True for "²", which int() refuses) or int() alone (which takes " 3", "+3", "3_0")."""
+    return isinstance(text, str) and text.isascii() and text.isdigit()
+
+
+def shown(value: object) -> str:
+    """A value as a warning quotes it: repr, cut to SHOWN_LENGTH with its full length said,
+    so a 100 kB annotation is named but not copied into an Event."""
+    text = value if isinstance(value, str) else str(value)
+    if len(text) <= SHOWN_LENGTH:
+        return repr(text)
+    return f"{text[:SHOWN_LENGTH]!r}... ({len(text)} characters)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,27 +50,35 @@ class _BadRank(ValueError):
 
 
 def _part(value: object, what: str, bound: int) -> int:
-    """A rank part: a non-negative integer below `bound`, written in decimal digits."""
-    text = str(value).strip()
-    if not text.isascii() or not text.isdigit():
-        raise _BadRank(f"{what}={value!r} is not a non-negative integer")
+    """A rank part: a non-negative integer below `bound`, written in ASCII decimal digits
+    ("05" is 5), with nothing around them."""
+    text = value if isinstance(value, str) else str(value)
+    if len(text) > MAX_KEY_LENGTH:  # checked before int(): Python refuses 4,301 digits with ValueError
+        raise _BadRank(f"{what}={shown(value)} is longer than {MAX_KEY_LENGTH} characters")
+    if not is_decimal(text):
+        raise _BadRank(f"{what}={shown(value)} is not a non-negative integer in plain digits")
     number = int(text)
     if number >= bound:
-        raise _BadRank(f"{what}={value!r} is not below the bound {bound}")
+        raise _BadRank(f"{what}={shown(value)} is not below the bound {bound}")
     return number
 
 
-def _meta_value(meta: dict, key: str) -> str | None:
+def _mapping(value: object) -> dict:
+    """Metadata fields as dicts; anything else (a list, a string) counts as empty."""
+    return value if isinstance(value, dict) else {}
+
+
+def _meta_value(meta: dict, key: str) -> object | None:
     """Annotation first, then label."""
     for where in ("annotations", "labels"):
-        value = (meta.get(where) or {}).get(key)
+        value = _mapping(meta.get(where)).get(key)
         if value is not None:
             return value
     return None
 
 
 def _hccl(meta: dict, owner_kind: str, bound: int) -> Rank | None:
-    value = (meta.get("annotations") or {}).get(HCCL_RANK)
+    value = _mapping(meta.get("annotations")).get(HCCL_RANK)
     if value is None:
         return None
     index = _part(value, HCCL_RANK, bound)
@@ -61,8 +90,12 @@ def _volcano(meta: dict, owner_kind: str, bound: int) -> Rank | None:
     if value is None:
         return None
     index = _part(value, VOLCANO_TASK_INDEX, bound)
-    spec = (meta.get("annotations") or {}).get(VOLCANO_TASK_SPEC)
+    spec = _mapping(meta.get("annotations")).get(VOLCANO_TASK_SPEC)
     key = f"{spec}/{index}" if spec else str(index)
+    if len(key) > MAX_KEY_LENGTH:  # a long task-spec would go into every rank key and PlacementMemory
+        raise _BadRank(
+            f"{VOLCANO_TASK_SPEC}={shown(spec)} makes the rank key {len(key)} characters, more than {MAX_KEY_LENGTH}"
+        )
     return Rank(key=key, index=index, source="volcano")
 
 
@@ -77,9 +110,10 @@ def _indexed_job(meta: dict, owner_kind: str, bound: int) -> Rank | None:
 def _statefulset(meta: dict, owner_kind: str, bound: int) -> Rank | None:
     if owner_kind != "StatefulSet":
         return None  # a name ending in -3 means nothing for other owners
-    value = (meta.get("labels") or {}).get(STATEFULSET_POD_INDEX)
+    value = _mapping(meta.get("labels")).get(STATEFULSET_POD_INDEX)
     if value is None:
-        match = _ORDINAL.search(meta.get("name") or "")
+        name = meta.get("name")
+        match = _ORDINAL.search(name) if isinstance(name, str) else None
         if match is None:
             return None
         value = match.group(1)
@@ -88,7 +122,7 @@ def _statefulset(meta: dict, owner_kind: str, bound: int) -> Rank | None:
 
 
 def _leaderworkerset(meta: dict, owner_kind: str, bound: int) -> Rank | None:
-    labels = meta.get("labels") or {}
+    labels = _mapping(meta.get("labels"))
     group, worker = labels.get(LWS_GROUP_INDEX), labels.get(LWS_WORKER_INDEX)
     if group is None and worker is None:
         return None
@@ -106,14 +140,24 @@ RANK_SOURCES: tuple[Callable[[dict, str, int], Rank | None], ...] = (
 )
 
 
+def _too_long(rank: Rank) -> str | None:
+    """Every source's key obeys SPEC 1.2's 63 characters, also one added later."""
+    if len(rank.key) <= MAX_KEY_LENGTH:
+        return None
+    return f"{rank.source} rank key {shown(rank.key)} is longer than {MAX_KEY_LENGTH} characters"
+
+
 def resolve_rank(pod: dict, owner_kind: str, bound: int) -> RankResult:
     """The pod's rank, or a rankless result (with a warning when a source was malformed)."""
-    meta = pod.get("metadata") or {}
+    meta = _mapping(pod.get("metadata"))
     for source in RANK_SOURCES:
         try:
             rank = source(meta, owner_kind, bound)
         except _BadRank as bad:
             return RankResult(None, f"rank ignored, pod treated as rankless: {bad}")
         if rank is not None:
+            problem = _too_long(rank)
+            if problem:
+                return RankResult(None, f"rank ignored, pod treated as rankless: {problem}")
             return RankResult(rank)
     return RankResult(None)
