@@ -46,7 +46,7 @@ def remember(index: MemoryIndex, snap: ClusterSnapshot, who: OwnerRef, ranks: in
         index.record_bind(who, f"worker/{r}", node, snap.topology(node), now)
         index.mark_warm(who, f"worker/{r}", node, now)
     for r in rng.sample(range(ranks), ranks // 100):  # 1% of ranks carry a fault mark
-        index.record_fault(who.uid, f"worker/{r}", rng.choice(names), now, 3600)
+        index.record_fault(who.key, f"worker/{r}", rng.choice(names), now, 3600)
 
 
 def pod_of(who: OwnerRef, rank: int, **annotations: str) -> dict:

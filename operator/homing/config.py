@@ -68,6 +68,7 @@ class Lifetimes(BaseModel):
     fault_memory_seconds: float = 3600
     promise_seconds: float = 120
     write_interval_seconds: float = 1.0
+    durable_seen_seconds: float = 3600  # the stored lastSeen of an owner with live pods lags at most this
     sweep_interval_seconds: float = 60
 
 

@@ -106,7 +106,7 @@ def test_rankless_replicas_get_different_promises():
     """Scale 0 -> 3: each admitted pod is promised a different home (the adapter records
     the promise in the index); an occupied home is never promised."""
     index, workloads, _, deploy, rs = _setup(pool=["n1", "n2", "n3", "n4"])
-    index.pod_seen("live", LivePod(deploy.uid, None, "n4"))
+    index.pod_seen("live", LivePod(deploy.key, None, "n4"))
     snap = snapshot(NODES)
     promised = []
     for i in range(4):
@@ -114,7 +114,7 @@ def test_rankless_replicas_get_different_promises():
         d = decide(p, index, workloads, snap, SETTINGS, NOW)
         assert d.owner_uid == deploy.uid
         if d.promise:
-            index.promise(deploy.uid, d.promise, NOW, SETTINGS.lifetimes.promise_seconds)
+            index.promise(deploy.key, d.promise, NOW, SETTINGS.lifetimes.promise_seconds)
         promised.append((d.outcome, d.promise))
     assert sorted(p for _, p in promised[:3]) == ["n1", "n2", "n3"]
     assert promised[3] == ("none", None)

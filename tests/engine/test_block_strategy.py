@@ -49,7 +49,7 @@ def setup(ranks: dict, snap: ClusterSnapshot, faults: dict | None = None, kind: 
         index.record_bind(ref, key, node, snap.topology(node), NOW - 100)
     for key, nodes in (faults or {}).items():
         for node in nodes:
-            index.record_fault(ref.uid, key, node, NOW - 10, SETTINGS.lifetimes.fault_memory_seconds)
+            index.record_fault(ref.key, key, node, NOW - 10, SETTINGS.lifetimes.fault_memory_seconds)
     return index, workloads, ref
 
 

@@ -8,7 +8,7 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 from homing.engine.memory import LivePod, MemoryIndex, OwnerMemory, RankEntry
-from homing.engine.memory import rules
+from homing.engine.memory import changes as rules
 
 from .helpers import NOW, assert_derived_consistent, memory, owner
 
@@ -158,13 +158,13 @@ def test_drop_expired_faults():
     index = MemoryIndex()
     ref = owner()
     index.record_bind(ref, "0", "home", (), NOW)
-    index.record_fault(ref.uid, "0", "f1", NOW, HOUR)
+    index.record_fault(ref.key, "0", "f1", NOW, HOUR)
     index.dirty.clear()
     index.drop_expired_faults(NOW + 10, HOUR)
-    assert index.dirty == set() and index.owner(ref.uid).ranks["0"].faults
+    assert index.dirty == set() and index.owner(ref.key).ranks["0"].faults
     index.drop_expired_faults(NOW + HOUR, HOUR)
-    assert index.owner(ref.uid).ranks["0"].faults is None
-    assert index.dirty == {ref.uid}
+    assert index.owner(ref.key).ranks["0"].faults is None
+    assert index.dirty == {ref.key}
 
 
 # -- the index: dirty, promises, live pods ----------------------------------------------------
@@ -173,47 +173,58 @@ def test_dirty_only_on_change():
     index = MemoryIndex()
     ref = owner()
     assert index.record_bind(ref, "0", "n1", TOPO_A, NOW) is True
-    assert index.dirty == {ref.uid}
+    assert index.dirty == {ref.key}
     index.dirty.clear()
     assert index.record_bind(ref, "0", "n1", TOPO_A, NOW + 1) is False
     assert index.dirty == set()
-    assert index.owner(ref.uid).last_seen == NOW + 1
+    assert index.owner(ref.key).last_seen == NOW + 1
 
 
-def test_promises_expire_and_are_released_on_bind():
+def test_unclaimed_promises_expire_claimed_ones_last():
     index = MemoryIndex()
     ref, other = owner(kind="Deployment"), owner(kind="Deployment")
-    index.promise(ref.uid, "n1", NOW, 120)
-    index.promise(ref.uid, "n2", NOW, 60)
-    index.promise(other.uid, "n1", NOW, 120)
-    assert index.promised_nodes(ref.uid, NOW) == {"n1", "n2"}
-    assert index.promised_nodes(ref.uid, NOW + 60) == {"n1"}
-    assert index.promised_nodes(ref.uid, NOW + 120) == set()
-    index.record_bind(ref, None, "n1", (), NOW + 1)
-    assert index.promised_nodes(ref.uid, NOW + 1) == {"n2"}
-    assert index.promised_nodes(other.uid, NOW + 1) == {"n1"}, "another owner's promise stays"
-    index.record_bind(ref, None, "n2", (), NOW + 2)
-    assert ref.uid not in index.promises
-    index.forget(other.uid)
-    assert index.promised_nodes(other.uid, NOW) == set()
+    index.promise(ref.key, "n1", NOW, 120)
+    index.promise(ref.key, "n2", NOW, 60)
+    index.promise(other.key, "n1", NOW, 120)
+    assert index.promised_nodes(ref.key, NOW) == {"n1", "n2"}
+    assert index.promised_nodes(ref.key, NOW + 60) == {"n1"}
+    index.claim_promise(ref.key, "n1", "pending-pod", NOW + 1)
+    assert index.promised_nodes(ref.key, NOW + 10_000) == {"n1"}, "a pending pod keeps its promise"
+    index.release_promise(ref.key, "n1", "another-pod")
+    assert index.promised_nodes(ref.key, NOW + 10_000) == {"n1"}, "only its holder ends a held promise"
+    index.release_promise(ref.key, "n1", "pending-pod")
+    assert index.promised_nodes(other.key, NOW + 1) == {"n1"}, "another owner's promise stays"
+    index.drop_expired_promises(NOW + 120)
+    assert ref.key not in index.promises and other.key not in index.promises
+    index.promise(other.key, "n1", NOW, 120)
+    index.forget(other.key)
+    assert index.promised_nodes(other.key, NOW) == set()
+
+
+def test_a_promise_held_by_another_pod_is_not_taken_over():
+    index = MemoryIndex()
+    ref = owner(kind="Deployment")
+    index.claim_promise(ref.key, "n1", "first", NOW)
+    index.claim_promise(ref.key, "n1", "second", NOW)
+    assert index.promises[ref.key]["n1"].pod == "first"
 
 
 def test_occupied_nodes_excludes_terminating_and_pending():
     index = MemoryIndex()
     ref, other = owner(), owner()
-    index.pod_seen("p1", LivePod(ref.uid, "0", "n1"))
-    index.pod_seen("p2", LivePod(ref.uid, "1", "n2", terminating=True))
-    index.pod_seen("p3", LivePod(ref.uid, "2", None))
-    index.pod_seen("p4", LivePod(other.uid, "0", "n4"))
-    assert index.occupied_nodes(ref.uid) == {"n1"}
-    assert index.has_live_pods(ref.uid)
+    index.pod_seen("p1", LivePod(ref.key, "0", "n1"))
+    index.pod_seen("p2", LivePod(ref.key, "1", "n2", terminating=True))
+    index.pod_seen("p3", LivePod(ref.key, "2", None))
+    index.pod_seen("p4", LivePod(other.key, "0", "n4"))
+    assert index.occupied_nodes(ref.key) == {"n1"}
+    assert index.has_live_pods(ref.key)
     index.pod_gone("p1")
-    assert index.occupied_nodes(ref.uid) == set()
+    assert index.occupied_nodes(ref.key) == set()
     index.pod_gone("p2")
     index.pod_gone("p3")
-    assert not index.has_live_pods(ref.uid)
+    assert not index.has_live_pods(ref.key)
     assert index.pod_gone("p3") is None
-    assert index.occupied_nodes(other.uid) == {"n4"}
+    assert index.occupied_nodes(other.key) == {"n4"}
 
 
 # -- forgetting ---------------------------------------------------------------------------------
@@ -235,15 +246,15 @@ def test_expired(age, live, expired):
     ref = owner()
     index.record_bind(ref, "0", "n1", (), NOW - age)
     if live:
-        index.pod_seen("p", LivePod(ref.uid, "0", None, terminating=True))
-    assert index.expired(NOW, TTL) == ([ref.uid] if expired else [])
+        index.pod_seen("p", LivePod(ref.key, "0", None, terminating=True))
+    assert index.expired(NOW, TTL) == ([ref.key] if expired else [])
 
 
 def test_touch_keeps_an_owner_alive():
     index = MemoryIndex()
     ref = owner()
     index.record_bind(ref, "0", "n1", (), NOW - TTL)
-    index.touch(ref.uid, NOW - 1)
+    index.touch(ref.key, NOW - 1, HOUR)
     assert index.expired(NOW, TTL) == []
 
 
@@ -267,7 +278,7 @@ def test_over_bound(owners, bound, victims):
         ref = owner(uid=f"ob-{name}")
         for r in range(n):
             index.record_bind(ref, str(r), f"{name}-n{r}", (), float(seen))
-    assert index.over_bound(bound) == [f"ob-{v}" for v in victims]
+    assert index.over_bound(bound) == [f"ns/ob-{v}" for v in victims]
 
 
 @hsettings(max_examples=60, deadline=None)
@@ -305,9 +316,9 @@ def test_per_owner_bound_drops_the_rank_bound_longest_ago():
     for t, r in enumerate(["2", "0", "1"]):
         index.record_bind(ref, r, f"n{r}", (), NOW + t)
     index.record_bind(ref, "2", "n9", (), NOW + 5)  # a move: no growth, nothing dropped
-    assert set(index.owner(ref.uid).ranks) == {"0", "1", "2"}
+    assert set(index.owner(ref.key).ranks) == {"0", "1", "2"}
     index.record_bind(ref, "3", "n3", (), NOW + 6)
-    mem = index.owner(ref.uid)
+    mem = index.owner(ref.key)
     assert set(mem.ranks) == {"1", "2", "3"}, "rank 0 was bound longest ago"
     assert index.rank_count == 3
     assert_derived_consistent(mem)
@@ -318,8 +329,8 @@ def test_per_owner_bound_ties_by_key():
     ref = owner()
     for r in ["b/1", "a/1", "c/2"]:
         index.record_bind(ref, r, "n", (), NOW)
-    assert set(index.owner(ref.uid).ranks) == {"b/1", "c/2"}
-    assert_derived_consistent(index.owner(ref.uid))
+    assert set(index.owner(ref.key).ranks) == {"b/1", "c/2"}
+    assert_derived_consistent(index.owner(ref.key))
 
 
 def test_per_owner_bound_on_the_pool():
@@ -327,7 +338,7 @@ def test_per_owner_bound_on_the_pool():
     ref = owner(kind="Deployment")
     for t, node in enumerate(["p0", "p1", "p2"]):
         index.record_bind(ref, None, node, (), NOW + t)
-    assert set(index.owner(ref.uid).pool) == {"p1", "p2"}
+    assert set(index.owner(ref.key).pool) == {"p1", "p2"}
     assert index.rank_count == 0
 
 
@@ -358,13 +369,13 @@ def test_rank_count_and_derived_indexes_stay_in_sync(ops, per_owner):
         elif kind == "warm":
             index.mark_warm(ref, r, node, now)
         elif kind == "fault":
-            index.record_fault(ref.uid, r, node, now, HOUR)
+            index.record_fault(ref.key, r, node, now, HOUR)
         elif kind == "forget":
-            index.forget(ref.uid)
+            index.forget(ref.key)
         elif kind == "adopt":
             index.adopt(memory(ref, ranks={KEYS[k]: f"m{k % 2}" for k in range(r)}, last_seen=now))
-        elif kind == "adopt-same" and index.owner(ref.uid) is not None:
-            index.adopt(index.owner(ref.uid))
+        elif kind == "adopt-same" and index.owner(ref.key) is not None:
+            index.adopt(index.owner(ref.key))
         elif kind == "sweep":
             for uid in index.over_bound(4):
                 index.forget(uid)

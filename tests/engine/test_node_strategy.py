@@ -208,10 +208,10 @@ def test_keep_clear_fresh_after_memory_is_forgotten_and_rebuilt():
     snap = snapshot(["n1", "n2", "n3"])
     index.record_bind(ref, "0", "n1", (), NOW)
     index.record_bind(ref, "1", "n2", (), NOW)
-    first = by_role(node_strategy(context("0", index.owner(ref.uid), snap)).terms)["keep-clear"]
+    first = by_role(node_strategy(context("0", index.owner(ref.key), snap)).terms)["keep-clear"]
     assert first.values == ("n2",)
-    index.forget(ref.uid)
+    index.forget(ref.key)
     index.record_bind(ref, "0", "n1", (), NOW + 1)
     index.record_bind(ref, "1", "n3", (), NOW + 1)
-    again = by_role(node_strategy(context("0", index.owner(ref.uid), snap)).terms)["keep-clear"]
+    again = by_role(node_strategy(context("0", index.owner(ref.key), snap)).terms)["keep-clear"]
     assert again.values == ("n3",)

@@ -12,7 +12,7 @@ from homing.engine.podview import decided_domains
 
 from .helpers import snapshot
 
-H, S, U = Health.HEALTHY, Health.SUB_HEALTHY, Health.UNHEALTHY
+H, S, U, M = Health.HEALTHY, Health.SUB_HEALTHY, Health.UNHEALTHY, Health.UNAVAILABLE
 TOPOLOGY = {
     "home": (("rack", "r1"), ("superPod", "s1")),
     "mate": (("rack", "r1"), ("superPod", "s1")),
@@ -33,29 +33,30 @@ def cluster(home: Health | None = H):
 
 
 @pytest.mark.parametrize(
-    "node, home_health, busy, domains, expected",
+    "node, home_health, home_busy, domains, expected",
     [
-        pytest.param("home", H, set(), (), Outcome("home", "home"), id="home"),
-        pytest.param("home", U, {"home"}, RACK_AND_SP, Outcome("home", "home"), id="home-even-if-unhealthy-and-busy"),
-        pytest.param("mate", H, set(), RACK_AND_SP, Outcome("domain", "domain"), id="same-rack"),
-        pytest.param("near", H, set(), RACK_AND_SP, Outcome("domain", "domain"), id="outer-domain-only"),
-        pytest.param("near", H, set(), (("rack", "r1"),), Outcome("elsewhere", "unknown"), id="not-in-the-decided-rack"),
-        pytest.param("near", None, set(), (("superPod", "s1"),), Outcome("domain", "domain"), id="domain-when-home-gone"),
-        pytest.param("mate", H, set(), (("superPod", "r1"),), Outcome("elsewhere", "unknown"),
+        pytest.param("home", H, False, (), Outcome("home", "home"), id="home"),
+        pytest.param("home", U, True, RACK_AND_SP, Outcome("home", "home"), id="home-even-if-unhealthy-and-busy"),
+        pytest.param("mate", H, False, RACK_AND_SP, Outcome("domain", "domain"), id="same-rack"),
+        pytest.param("near", H, False, RACK_AND_SP, Outcome("domain", "domain"), id="outer-domain-only"),
+        pytest.param("near", H, False, (("rack", "r1"),), Outcome("elsewhere", "unknown"), id="not-in-the-decided-rack"),
+        pytest.param("near", None, False, (("superPod", "s1"),), Outcome("domain", "domain"), id="domain-when-home-gone"),
+        pytest.param("mate", H, False, (("superPod", "r1"),), Outcome("elsewhere", "unknown"),
                      id="value-of-another-level-does-not-count"),
-        pytest.param("mate", H, set(), (), Outcome("elsewhere", "unknown"), id="no-domains-decided"),
-        pytest.param("far", None, set(), RACK_AND_SP, Outcome("elsewhere", "home-gone"), id="home-gone"),
-        pytest.param("far", U, set(), RACK_AND_SP, Outcome("elsewhere", "home-unhealthy"), id="home-unhealthy"),
-        pytest.param("far", S, set(), RACK_AND_SP, Outcome("elsewhere", "home-unhealthy"), id="home-sub-healthy"),
-        pytest.param("far", U, {"home"}, (), Outcome("elsewhere", "home-unhealthy"), id="unhealthy-before-busy"),
-        pytest.param("far", H, {"home"}, RACK_AND_SP, Outcome("elsewhere", "home-busy"), id="home-busy"),
-        pytest.param("far", H, {"mate"}, RACK_AND_SP, Outcome("elsewhere", "unknown"), id="another-node-busy"),
-        pytest.param("bare", H, set(), RACK_AND_SP, Outcome("elsewhere", "unknown"), id="node-without-topology"),
-        pytest.param("vanished", H, set(), RACK_AND_SP, Outcome("elsewhere", "unknown"), id="node-not-in-snapshot"),
+        pytest.param("mate", H, False, (), Outcome("elsewhere", "unknown"), id="no-domains-decided"),
+        pytest.param("far", None, False, RACK_AND_SP, Outcome("elsewhere", "home-gone"), id="home-gone"),
+        pytest.param("far", U, False, RACK_AND_SP, Outcome("elsewhere", "home-unhealthy"), id="home-unhealthy"),
+        pytest.param("far", S, False, RACK_AND_SP, Outcome("elsewhere", "home-unhealthy"), id="home-sub-healthy"),
+        pytest.param("far", U, True, (), Outcome("elsewhere", "home-unhealthy"), id="unhealthy-before-busy"),
+        pytest.param("far", H, True, RACK_AND_SP, Outcome("elsewhere", "home-busy"), id="home-busy"),
+        pytest.param("far", M, False, RACK_AND_SP, Outcome("elsewhere", "home-unavailable"), id="home-cordoned"),
+        pytest.param("far", M, True, RACK_AND_SP, Outcome("elsewhere", "home-unavailable"), id="cordoned-before-busy"),
+        pytest.param("bare", H, False, RACK_AND_SP, Outcome("elsewhere", "unknown"), id="node-without-topology"),
+        pytest.param("vanished", H, False, RACK_AND_SP, Outcome("elsewhere", "unknown"), id="node-not-in-snapshot"),
     ],
 )
-def test_classify(node, home_health, busy, domains, expected):
-    assert classify("home", node, cluster(home_health), busy, domains) == expected
+def test_classify(node, home_health, home_busy, domains, expected):
+    assert classify("home", node, cluster(home_health), home_busy, domains) == expected
 
 
 def decision(record) -> dict:

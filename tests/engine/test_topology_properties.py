@@ -366,7 +366,7 @@ def run(case: Case, shuffle: int | None = None) -> tuple[dict, Decision]:
     for r in ranks:
         index.record_bind(ref, str(r), case.homes[r], case.bound[r], case.bound_at[r])
     for r, node, ago in sorted(case.faults, key=lambda f: -f[2]):  # oldest first
-        index.record_fault(ref.uid, str(r), node, NOW - ago, FAULT_MEMORY)
+        index.record_fault(ref.key, str(r), node, NOW - ago, FAULT_MEMORY)
     p = pod(name=f"job-worker-{case.picked}", controller=ref,
             annotations={**case.job.annotations, TASK_INDEX: str(case.picked)},
             resources={"huawei.com/Ascend910": "8"})

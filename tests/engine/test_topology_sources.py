@@ -382,7 +382,7 @@ def test_label_change_moves_node_between_domains(before, after, expected):
     [
         pytest.param(node_obj("n1", ready="False"), U, id="not-ready"),
         pytest.param(node_obj("n1", taints=["node.kubernetes.io/unreachable"]), U, id="unreachable-taint"),
-        pytest.param(node_obj("n1", unschedulable=True), U, id="cordoned"),
+        pytest.param(node_obj("n1", unschedulable=True), Health.UNAVAILABLE, id="cordoned"),
         pytest.param(node_obj("n1", labels={"homing.io/fault": "x"}), U, id="fault-label"),
         pytest.param(node_obj("n1", labels={"homing.io/sub-healthy": "x"}), S, id="sub-health-label"),
     ],

@@ -29,6 +29,7 @@ class Decision(BaseModel):
     kind: str = "node"
     owner: str | None = None
     owner_uid: str | None = None
+    owner_key: str | None = None  # namespace/UID: the index key
     rank: str | None = None
     home: str | None = None
     domains: list[str] = Field(default_factory=list)
@@ -106,11 +107,11 @@ def decide(
         return Decision(outcome="skipped", reason="no-controller")
     rank_result = resolve_rank(pod, owner.kind, settings.bounds.max_rank_part)
     warnings = [rank_result.warning] if rank_result.warning else []
-    memory = index.owner(owner.uid)
+    memory = index.owner(owner.key)
     hostname = settings.labels.hostname
     topology = NODE
     if rank_result.rank is None:
-        taken = index.occupied_nodes(owner.uid) | index.promised_nodes(owner.uid, now)
+        taken = index.occupied_nodes(owner.key) | index.promised_nodes(owner.key, now)
         w = settings.weights
         placement = pool_strategy(
             memory, snapshot, taken, w.pool_home, w.pool_other, hostname, settings.bounds.max_term_values
@@ -137,6 +138,7 @@ def decide(
         kind=topology.kind,
         owner=owner.display,
         owner_uid=owner.uid,
+        owner_key=owner.key,
         rank=rank_result.rank.key if rank_result.rank else None,
         home=placement.home,
         domains=placement.domains,

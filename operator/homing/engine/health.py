@@ -7,24 +7,25 @@ from homing.config import Labels
 from homing.engine.model import Health, NodeState, Path
 from homing.engine.topology.resource_levels import LevelLabels, tree_of
 
-UNHEALTHY_TAINTS = frozenset(
-    {"node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready", "node.kubernetes.io/unschedulable"}
-)
-_WORST = {Health.HEALTHY: 0, Health.SUB_HEALTHY: 1, Health.UNHEALTHY: 2}
+UNHEALTHY_TAINTS = frozenset({"node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready"})
+CORDON_TAINT = "node.kubernetes.io/unschedulable"  # the taint that mirrors spec.unschedulable
+_WORST = {Health.HEALTHY: 0, Health.SUB_HEALTHY: 1, Health.UNAVAILABLE: 2, Health.UNHEALTHY: 3}
 
 
 def node_health(node: dict, labels: Labels) -> Health:
+    """Faults first (a cordoned node that is also NotReady is unhealthy), then maintenance."""
     spec = node.get("spec") or {}
     node_labels = (node.get("metadata") or {}).get("labels") or {}
-    if spec.get("unschedulable"):
-        return Health.UNHEALTHY
-    if any((t or {}).get("key") in UNHEALTHY_TAINTS for t in spec.get("taints") or ()):
+    taints = {(t or {}).get("key") for t in spec.get("taints") or ()}
+    if taints & UNHEALTHY_TAINTS:
         return Health.UNHEALTHY
     ready = [c for c in (node.get("status") or {}).get("conditions") or () if (c or {}).get("type") == "Ready"]
     if not ready or ready[0].get("status") != "True":
         return Health.UNHEALTHY
     if labels.fault in node_labels:
         return Health.UNHEALTHY
+    if spec.get("unschedulable") or CORDON_TAINT in taints:
+        return Health.UNAVAILABLE
     if labels.sub_health in node_labels:
         return Health.SUB_HEALTHY
     return Health.HEALTHY

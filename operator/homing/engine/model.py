@@ -45,6 +45,7 @@ class Rank(BaseModel):
 class Health(str, enum.Enum):
     HEALTHY = "healthy"
     SUB_HEALTHY = "sub-healthy"
+    UNAVAILABLE = "unavailable"  # cordoned or drained: maintenance, not a fault (SPEC 5.3)
     UNHEALTHY = "unhealthy"
     GONE = "gone"
 

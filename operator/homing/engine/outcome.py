@@ -9,13 +9,13 @@ from homing.engine.model import ClusterSnapshot, Health
 @dataclass(frozen=True, slots=True)
 class Outcome:
     result: str  # home, domain, elsewhere
-    reason: str  # for elsewhere: home-unhealthy, home-gone, home-busy, unknown
+    reason: str  # for elsewhere: home-unhealthy, home-unavailable, home-gone, home-busy, unknown
 
 
 def classify(
-    home: str, node: str, snapshot: ClusterSnapshot, busy_nodes: set[str], domains: tuple[tuple[str, str], ...] = ()
+    home: str, node: str, snapshot: ClusterSnapshot, home_busy: bool, domains: tuple[tuple[str, str], ...] = ()
 ) -> Outcome:
-    """`busy_nodes`: nodes holding another live pod of the same owner at bind time;
+    """`home_busy`: another accelerator pod, of any workload, sat on the home at bind time;
     `domains`: the block domains the decision preferred, (level, value) pairs."""
     if node == home:
         return Outcome("home", "home")
@@ -24,8 +24,10 @@ def classify(
     health = snapshot.health(home)
     if health is Health.GONE:
         return Outcome("elsewhere", "home-gone")
+    if health is Health.UNAVAILABLE:
+        return Outcome("elsewhere", "home-unavailable")
     if health is not Health.HEALTHY:
         return Outcome("elsewhere", "home-unhealthy")
-    if home in busy_nodes:
+    if home_busy:
         return Outcome("elsewhere", "home-busy")
     return Outcome("elsewhere", "unknown")

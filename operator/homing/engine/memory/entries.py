@@ -53,12 +53,15 @@ class OwnerMemory:
     ranks: dict[str, RankEntry] = field(default_factory=dict)
     pool: dict[str, PoolEntry] = field(default_factory=dict)
     stats: Stats = field(default_factory=Stats)
+    seen_marked: float | None = None  # last_seen as of the last time it was marked for writing
     # Derived from `ranks`, kept up to date by the rules so that an admission never
     # scans every rank of a 4,096-rank owner: ranks per home node, rank keys per index.
     home_counts: dict[str, int] = field(default_factory=dict)
     keys_by_index: dict[int, list[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if self.seen_marked is None:
+            self.seen_marked = self.last_seen
         self.home_counts.clear()
         self.keys_by_index.clear()
         for key, entry in self.ranks.items():

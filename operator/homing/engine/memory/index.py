@@ -1,63 +1,79 @@
-"""The in-memory index the webhook reads: every owner's memory, the live pods, and
-the promises made to pending rankless pods. The operator feeds it; the custom
-resources are its durable mirror. All methods are synchronous and take `now`."""
+"""The in-memory index the webhook reads: every owner's memory, the live pods, which
+accelerator pod sits on which node, and the promises made to pending rankless pods.
+The operator feeds it; the custom resources are its durable mirror. All methods are
+synchronous and take `now`. Owners are keyed by `OwnerRef.key` (namespace/UID)."""
 from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
 
-from homing.engine.memory import rules
+from homing.engine.memory import changes
 from homing.engine.memory.entries import OwnerMemory, Topology
 from homing.engine.model import OwnerRef
 
 
 @dataclass(slots=True)
 class LivePod:
-    owner_uid: str
+    owner_key: str
     rank: str | None
     node: str | None
     terminating: bool = False
+    judged: bool = False  # its end was judged fault or not (SPEC 2: once, when it ended)
+
+
+@dataclass(slots=True)
+class Promise:
+    """A free home promised to one pending rankless pod (SPEC 3)."""
+
+    expires: float
+    pod: str | None = None  # the pod's UID once the watch has seen it: then it never expires
 
 
 @dataclass(slots=True)
 class MemoryIndex:
     owners: dict[str, OwnerMemory] = field(default_factory=dict)
-    live: dict[str, LivePod] = field(default_factory=dict)  # pod uid -> pod
-    live_by_owner: dict[str, set[str]] = field(default_factory=dict)  # owner uid -> pod uids
-    promises: dict[str, dict[str, float]] = field(default_factory=dict)  # owner -> node -> expiry
+    live: dict[str, LivePod] = field(default_factory=dict)  # pod uid -> tracked pod
+    live_by_owner: dict[str, set[str]] = field(default_factory=dict)  # owner key -> pod uids
+    occupants: dict[str, set[str]] = field(default_factory=dict)  # node -> accelerator pods of any workload
+    pod_node: dict[str, str] = field(default_factory=dict)  # accelerator pod uid -> its node
+    promises: dict[str, dict[str, Promise]] = field(default_factory=dict)  # owner key -> node -> promise
     dirty: set[str] = field(default_factory=set)  # owners whose custom resource is behind
     rank_count: int = 0
-    max_ranks_per_owner: int = 8192  # keeps one PlacementMemory under etcd's object limit
+    max_ranks_per_owner: int = 8192  # keeps one owner's memory bounded
     _topologies: dict[Topology, Topology] = field(default_factory=dict)
 
     # -- owners ---------------------------------------------------------------
-    def owner(self, uid: str) -> OwnerMemory | None:
-        return self.owners.get(uid)
+    def owner(self, key: str) -> OwnerMemory | None:
+        return self.owners.get(key)
 
     def ensure(self, owner: OwnerRef, now: float) -> OwnerMemory:
-        mem = self.owners.get(owner.uid)
+        mem = self.owners.get(owner.key)
         if mem is None:
-            mem = self.owners[owner.uid] = OwnerMemory(owner=owner, last_seen=now)
+            mem = self.owners[owner.key] = OwnerMemory(owner=owner, last_seen=now, seen_marked=now)
         return mem
 
     def adopt(self, mem: OwnerMemory) -> None:
         """Take a memory loaded from its custom resource (start-up)."""
-        old = self.owners.get(mem.owner.uid)
+        old = self.owners.get(mem.owner.key)
         if old is not None:
             self.rank_count -= len(old.ranks)
         for entry in mem.ranks.values():
             entry.node = sys.intern(entry.node)
             entry.topology = self._intern(entry.topology)
-        self.owners[mem.owner.uid] = mem
+        self.owners[mem.owner.key] = mem
         self.rank_count += len(mem.ranks)
 
-    def forget(self, uid: str) -> OwnerMemory | None:
-        mem = self.owners.pop(uid, None)
+    def forget(self, key: str) -> OwnerMemory | None:
+        mem = self.owners.pop(key, None)
         if mem is not None:
             self.rank_count -= len(mem.ranks)
-        self.promises.pop(uid, None)
-        self.dirty.discard(uid)
+        self.promises.pop(key, None)
+        self.dirty.discard(key)
         return mem
+
+    def owners_in(self, namespace: str) -> list[str]:
+        prefix = f"{namespace}/"
+        return sorted(k for k in self.owners if k.startswith(prefix))
 
     def _intern(self, topology: Topology) -> Topology:
         # Thousands of ranks share a few topology paths: keep one tuple of each.
@@ -65,87 +81,149 @@ class MemoryIndex:
 
     def _changed(self, mem: OwnerMemory, changed: bool) -> bool:
         if changed:
-            self.dirty.add(mem.owner.uid)
+            self.dirty.add(mem.owner.key)
         return changed
 
-    # -- lifecycle (SPEC 2) -----------------------------------------------------
+    # -- memory changes (SPEC 2) ---------------------------------------------------
     def record_bind(
-        self, owner: OwnerRef, rank: str | None, node: str, topology: Topology, now: float, group: str | None = None
+        self,
+        owner: OwnerRef,
+        rank: str | None,
+        node: str,
+        topology: Topology,
+        now: float,
+        group: str | None = None,
+        refresh: bool = True,
     ) -> bool:
+        """`refresh`: a new bind (not a resync of one already known) moves a pool entry's lastUsed."""
         mem = self.ensure(owner, now)
         before = len(mem.ranks)
-        changed = rules.record_bind(mem, rank, sys.intern(node), self._intern(topology), now, group)
+        changed = changes.record_bind(mem, rank, sys.intern(node), self._intern(topology), now, group, refresh)
         if len(mem.ranks) > self.max_ranks_per_owner:
-            rules.drop_oldest_rank(mem)
+            changes.drop_oldest_rank(mem)
         if len(mem.pool) > self.max_ranks_per_owner:
             del mem.pool[min(mem.pool, key=lambda n: (mem.pool[n].last_used, n))]
         self.rank_count += len(mem.ranks) - before
-        self.release_promise(owner.uid, node)
         return self._changed(mem, changed)
 
     def mark_warm(self, owner: OwnerRef, rank: str | None, node: str, now: float) -> bool:
         mem = self.ensure(owner, now)
-        return self._changed(mem, rules.mark_warm(mem, rank, sys.intern(node), now))
+        return self._changed(mem, changes.mark_warm(mem, rank, sys.intern(node), now))
 
-    def record_fault(self, owner_uid: str, rank: str, node: str, now: float, keep_for: float) -> bool:
-        mem = self.owners.get(owner_uid)
+    def record_fault(self, key: str, rank: str, node: str, now: float, keep_for: float) -> bool:
+        mem = self.owners.get(key)
         if mem is None:
             return False
-        return self._changed(mem, rules.record_fault(mem, rank, sys.intern(node), now, keep_for))
+        return self._changed(mem, changes.record_fault(mem, rank, sys.intern(node), now, keep_for))
 
-    def touch(self, owner_uid: str, now: float) -> None:
-        mem = self.owners.get(owner_uid)
+    def touch(self, key: str, now: float, durable_every: float) -> None:
+        """A pod of the owner exists at `now`. The durable lastSeen must follow (SPEC 2):
+        written at least every `durable_every` seconds, so a restart never finds a
+        long-running owner stale."""
+        mem = self.owners.get(key)
+        if mem is None:
+            return
+        mem.last_seen = max(mem.last_seen, now)
+        if now - mem.seen_marked >= durable_every:
+            mem.seen_marked = now
+            self.dirty.add(key)
+
+    def last_pod_gone(self, key: str, now: float) -> None:
+        """The owner's last pod went: write lastSeen now, the moment TTL counts from."""
+        mem = self.owners.get(key)
         if mem is not None:
-            mem.last_seen = now
+            mem.last_seen = mem.seen_marked = max(mem.last_seen, now)
+            self.dirty.add(key)
 
     # -- live pods ----------------------------------------------------------------
     def pod_seen(self, pod_uid: str, pod: LivePod) -> None:
+        old = self.live.get(pod_uid)
+        if old is not None and old.owner_key != pod.owner_key:
+            self.pod_gone(pod_uid)
         self.live[pod_uid] = pod
-        self.live_by_owner.setdefault(pod.owner_uid, set()).add(pod_uid)
+        self.live_by_owner.setdefault(pod.owner_key, set()).add(pod_uid)
 
     def pod_gone(self, pod_uid: str) -> LivePod | None:
         pod = self.live.pop(pod_uid, None)
         if pod is not None:
-            uids = self.live_by_owner.get(pod.owner_uid)
+            uids = self.live_by_owner.get(pod.owner_key)
             if uids is not None:
                 uids.discard(pod_uid)
                 if not uids:
-                    del self.live_by_owner[pod.owner_uid]
+                    del self.live_by_owner[pod.owner_key]
         return pod
 
-    def occupied_nodes(self, owner_uid: str) -> set[str]:
+    def occupied_nodes(self, key: str) -> set[str]:
         """Nodes where a live, not terminating pod of the owner is bound."""
         nodes: set[str] = set()
-        for uid in self.live_by_owner.get(owner_uid, ()):
+        for uid in self.live_by_owner.get(key, ()):
             pod = self.live[uid]
             if pod.node and not pod.terminating:
                 nodes.add(pod.node)
         return nodes
 
-    def has_live_pods(self, owner_uid: str) -> bool:
-        return bool(self.live_by_owner.get(owner_uid))
+    def has_live_pods(self, key: str) -> bool:
+        return bool(self.live_by_owner.get(key))
+
+    # -- node occupancy by any workload's accelerator pods (SPEC 3 outcome, 4.4) ----------
+    def occupy(self, pod_uid: str, node: str | None) -> None:
+        """Where an accelerator pod of any namespace sits now; None when it left."""
+        old = self.pod_node.get(pod_uid)
+        if old == node:
+            return
+        if old is not None:
+            left = self.occupants.get(old)
+            if left is not None:
+                left.discard(pod_uid)
+                if not left:
+                    del self.occupants[old]
+            del self.pod_node[pod_uid]
+        if node is not None:
+            self.pod_node[pod_uid] = node
+            self.occupants.setdefault(node, set()).add(pod_uid)
+
+    def occupied_by_others(self, node: str, pod_uid: str) -> bool:
+        return bool(self.occupants.get(node, set()) - {pod_uid})
 
     # -- rankless promises (SPEC 3) -------------------------------------------------
-    def promise(self, owner_uid: str, node: str, now: float, lasts: float) -> None:
-        self.promises.setdefault(owner_uid, {})[node] = now + lasts
+    def promise(self, key: str, node: str, now: float, lasts: float) -> None:
+        self.promises.setdefault(key, {})[node] = Promise(expires=now + lasts)
 
-    def promised_nodes(self, owner_uid: str, now: float) -> set[str]:
-        return {node for node, until in self.promises.get(owner_uid, {}).items() if until > now}
+    def claim_promise(self, key: str, node: str, pod_uid: str, now: float) -> None:
+        """The pending pod carrying the promise of `node` was seen: it keeps the promise
+        however long it waits (also after a restart, which rebuilds promises this way)."""
+        nodes = self.promises.setdefault(key, {})
+        held = nodes.get(node)
+        if held is None or held.pod is None:  # held by another pod: that one keeps it
+            nodes[node] = Promise(expires=now, pod=pod_uid)
 
-    def release_promise(self, owner_uid: str, node: str) -> None:
-        nodes = self.promises.get(owner_uid)
-        if nodes is not None:
-            nodes.pop(node, None)
+    def promised_nodes(self, key: str, now: float) -> set[str]:
+        return {node for node, p in self.promises.get(key, {}).items() if p.pod is not None or p.expires > now}
+
+    def release_promise(self, key: str, node: str, pod_uid: str | None = None) -> None:
+        """Ends the promise of `node` when it is unheld or held by `pod_uid`."""
+        nodes = self.promises.get(key)
+        if nodes is None:
+            return
+        held = nodes.get(node)
+        if held is not None and held.pod in (None, pod_uid):
+            del nodes[node]
+        if not nodes:
+            del self.promises[key]
+
+    def drop_expired_promises(self, now: float) -> None:
+        for key in list(self.promises):
+            nodes = self.promises[key]
+            for node in [n for n, p in nodes.items() if p.pod is None and p.expires <= now]:
+                del nodes[node]
             if not nodes:
-                del self.promises[owner_uid]
+                del self.promises[key]
 
     # -- forgetting (SPEC 2: TTL and size bound) ----------------------------------------
     def expired(self, now: float, ttl: float) -> list[str]:
         """Owners with no live pods and nothing seen for `ttl` seconds."""
         return sorted(
-            uid
-            for uid, mem in self.owners.items()
-            if now - mem.last_seen >= ttl and not self.has_live_pods(uid)
+            key for key, mem in self.owners.items() if now - mem.last_seen >= ttl and not self.has_live_pods(key)
         )
 
     def over_bound(self, max_ranks: int) -> list[str]:
@@ -154,15 +232,15 @@ class MemoryIndex:
         if excess <= 0:
             return []
         victims: list[str] = []
-        for mem in sorted(self.owners.values(), key=lambda m: (m.last_seen, m.owner.uid)):
+        for mem in sorted(self.owners.values(), key=lambda m: (m.last_seen, m.owner.key)):
             if excess <= 0:
                 break
             if not mem.ranks:
                 continue  # forgetting a pool-only owner frees no ranks
-            victims.append(mem.owner.uid)
+            victims.append(mem.owner.key)
             excess -= len(mem.ranks)
         return victims
 
     def drop_expired_faults(self, now: float, keep_for: float) -> None:
         for mem in self.owners.values():
-            self._changed(mem, rules.drop_expired_faults(mem, now, keep_for))
+            self._changed(mem, changes.drop_expired_faults(mem, now, keep_for))

@@ -3,7 +3,7 @@ siblings' homes, avoid faults. Ordinary NPU/GPU and vNPU pods take only this ste
 topology kinds add their block domains (strategies/blocks.py) in between."""
 from __future__ import annotations
 
-from homing.engine.memory.rules import active_faults
+from homing.engine.memory.changes import active_faults
 from homing.engine.model import Health
 from homing.engine.rules.avoid_fault import avoid_term
 from homing.engine.rules.bounded import bounded
@@ -16,6 +16,7 @@ from homing.engine.strategies.blocks import NO_DOMAINS, Domains
 _REASONS = {
     Health.HEALTHY: "home",
     Health.SUB_HEALTHY: "home-sub-healthy",
+    Health.UNAVAILABLE: "home-unavailable",
     Health.UNHEALTHY: "home-unhealthy",
     Health.GONE: "home-gone",
 }

@@ -1,20 +1,30 @@
-"""Lifecycle rules on one owner's memory (SPEC 2). Each takes `now` explicitly."""
+"""Changes to one owner's memory (SPEC 2): a bind, a warm node, a fault. Each takes `now`
+explicitly and says whether the memory changed (so the owner needs writing)."""
 from __future__ import annotations
 
 from homing.engine.memory.entries import FaultMark, OwnerMemory, PoolEntry, RankEntry, Topology
 
 
 def record_bind(
-    mem: OwnerMemory, rank: str | None, node: str, topology: Topology, now: float, group: str | None = None
+    mem: OwnerMemory,
+    rank: str | None,
+    node: str,
+    topology: Topology,
+    now: float,
+    group: str | None = None,
+    refresh: bool = True,
 ) -> bool:
-    """A pod got spec.nodeName. Returns whether the memory changed."""
-    mem.last_seen = now
+    """A pod got spec.nodeName. `refresh`: a new bind, not one seen again (a resync or a
+    listing), which must not move a pool entry's lastUsed nor dirty the owner."""
+    mem.last_seen = max(mem.last_seen, now)
     if rank is None:
         entry = mem.pool.get(node)
         if entry is None:
             mem.pool[node] = PoolEntry(last_used=now)
-        else:
-            entry.last_used = now
+            return True
+        if not refresh or entry.last_used >= now:
+            return False
+        entry.last_used = now
         return True
     entry = mem.ranks.get(rank)
     if entry is None:
@@ -40,7 +50,7 @@ def drop_oldest_rank(mem: OwnerMemory) -> str:
 
 def mark_warm(mem: OwnerMemory, rank: str | None, node: str, now: float) -> bool:
     """A container started on `node`: its image is there now."""
-    mem.last_seen = now
+    mem.last_seen = max(mem.last_seen, now)
     if rank is None:
         entry = mem.pool.get(node)
         if entry is None:
