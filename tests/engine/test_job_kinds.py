@@ -286,3 +286,74 @@ def test_pod_value_wins_when_podgroup_lacks_it_and_podgroup_fills_in():
     pod = npu_pod(annotations={POLICY: "chip8-node8-ra64-sp", "ra-block": "16"})
     group = podgroup(annotations={"sp-block": "64"})
     assert topo(pod, group).levels == (L("rack", 2), sp(8))
+
+
+# -- numbers too large for int(): a warning and the node kind, never a bare ValueError -------------
+HUGE = "9" * 4301  # one digit past Python's int-string limit
+RA = "chip8-node8-ra64-sp"
+
+
+@pytest.mark.parametrize(
+    "pod, group, needle",
+    [
+        pytest.param(npu_pod(annotations={"sp-block": HUGE}), None, "sp-block", id="sp-block-4301-digits"),
+        pytest.param(npu_pod(annotations={"sp-block": "8" + "0" * 9}), None, "sp-block", id="sp-block-ten-digits"),
+        pytest.param(npu_pod(annotations={"sp-block": "\u00b2"}), None, "sp-block", id="sp-block-superscript"),
+        pytest.param(npu_pod(annotations={POLICY: RA, "ra-block": HUGE}), None, "ra-block", id="ra-block-4301-digits"),
+        pytest.param(npu_pod(annotations={POLICY: RA, "tp-block": HUGE}), None, "ra-block", id="tp-block-4301-digits"),
+        pytest.param(npu_pod(annotations={POLICY: RA, "ra-block": "8", "sp-block": HUGE}), None, "sp-block",
+                     id="rack-job-sp-block-4301-digits"),
+        pytest.param(npu_pod(annotations={POLICY: "multilevel", AFFINITY: f"level1={HUGE}"}), None, "level1",
+                     id="affinity-config-4301-digits"),
+        pytest.param(npu_pod(annotations={POLICY: "multilevel", AFFINITY: f"level1=8,level2={HUGE}"}), None, "level2",
+                     id="affinity-config-outer-4301-digits"),
+        pytest.param(npu_pod(annotations={"sp-block": "32"}, npus=HUGE), podgroup(minMember=4), None,
+                     id="npu-request-4301-digits"),
+        pytest.param(npu_pod(annotations={"sp-block": "32"}, npus="\u00b2"), podgroup(minMember=4), None,
+                     id="npu-request-superscript"),
+    ],
+)
+def test_huge_or_odd_numbers_fall_back_with_a_clear_warning(pod, group, needle):
+    got = topo(pod, group)
+    assert (got.kind, got.levels) == ("node", ())
+    assert len(got.warnings) == 1, got.warnings
+    assert needle is None or needle in got.warnings[0]
+    assert len(got.warnings[0]) < 400, "the warning names the value, it does not copy 4,301 digits"
+
+
+@pytest.mark.parametrize(
+    "amount, npus",
+    [
+        pytest.param("8", 8, id="plain"),
+        pytest.param(HUGE, 0, id="4301-digits-not-counted"),
+        pytest.param("\u00b2", 0, id="superscript-not-counted"),
+        pytest.param("1k", 0, id="suffixed-quantity-not-counted"),
+    ],
+)
+def test_job_facts_reads_npu_requests_without_raising(amount, npus):
+    facts = job_facts(npu_pod(npus=amount), None, PREFIXES, None)
+    assert facts.npus_per_pod == npus
+    assert topo(npu_pod(npus=amount)).kind == "node"  # a node job never needs the count
+
+
+def test_contradiction_warning_stays_short():
+    got = topo(npu_pod(annotations={"sp-block": "3" * 100_000}), podgroup(annotations={"sp-block": "4" * 100_000}))
+    assert got.kind == "node" and "sp-block" in got.warnings[0] and len(got.warnings[0]) < 400
+
+
+from hypothesis import given, settings as hsettings, strategies as st  # noqa: E402
+
+_numberish = st.one_of(st.text(), st.text(alphabet="0123456789 ", max_size=20), st.integers(4290, 4400).map(lambda n: "9" * n))
+_topology_keys = st.fixed_dictionaries({}, optional={
+    "sp-block": _numberish, "ra-block": _numberish, "tp-block": _numberish,
+    AFFINITY: st.one_of(st.text(), st.tuples(_numberish, _numberish).map(lambda t: f"level1={t[0]},level2={t[1]}")),
+    POLICY: st.sampled_from(["multilevel", RA, "chip8-node8-sp", "chip2-node16-sp", "other"]),
+})
+
+
+@hsettings(max_examples=300, deadline=None)
+@given(mine=_topology_keys, theirs=_topology_keys, npus=_numberish, min_member=st.integers(0, 10**6))
+def test_job_topology_never_raises(mine, theirs, npus, min_member):
+    got = topo(npu_pod(annotations=mine, npus=npus), podgroup(annotations=theirs, minMember=min_member))
+    assert got.kind == "node" or not got.warnings
+    assert all(len(w) < 400 for w in got.warnings)

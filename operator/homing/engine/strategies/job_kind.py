@@ -2,7 +2,8 @@
 NPUs per node. Each kind module says which keys it reads and what levels it has."""
 from __future__ import annotations
 
-from homing.engine.topology.jobfacts import JobFacts
+from homing.engine.identity.rank import shown
+from homing.engine.topology.jobfacts import MAX_COUNT_DIGITS, JobFacts, parse_count
 
 SCHEDULE_POLICY = "huawei.com/schedule_policy"
 SP_BLOCK = "sp-block"
@@ -25,10 +26,11 @@ def read(facts: JobFacts, key: str) -> str | None:
 
 
 def positive_int(value: str, what: str) -> int:
-    text = value.strip()
-    if not text.isascii() or not text.isdigit() or int(text) == 0:
-        raise BadTopology(f"{what}={value!r} is not a positive integer")
-    return int(text)
+    """A block or group size: spaces around it are tolerated, anything else not a count is bad input."""
+    number = parse_count(value.strip())
+    if not number:  # None (not a count) or 0
+        raise BadTopology(f"{what}={shown(value)} is not a positive integer of at most {MAX_COUNT_DIGITS} digits")
+    return number
 
 
 def npus_per_node(facts: JobFacts) -> int:
@@ -49,6 +51,8 @@ def nodes_per_block(npus: int, per_node: int, what: str) -> int:
 
 def check_divides_job(facts: JobFacts, block_npus: int, what: str) -> None:
     """The job's NPUs (PodGroup minMember x NPUs per pod) must fill whole blocks."""
+    if facts.min_member and facts.npus_unreadable:
+        raise BadTopology(f"cannot check that {what} divides the job: {facts.npus_unreadable}")
     if facts.min_member and facts.npus_per_pod:
         job = facts.min_member * facts.npus_per_pod
         if job % block_npus:

@@ -2,6 +2,7 @@
 per level-k group, innermost first. Level labels come from the resource-level-config."""
 from __future__ import annotations
 
+from homing.engine.identity.rank import shown
 from homing.engine.strategies.job_kind import SCHEDULE_POLICY, BadTopology, positive_int, read
 from homing.engine.topology.jobfacts import JobFacts
 from homing.engine.topology.levels import JobTopology, Level
@@ -21,10 +22,10 @@ def parse_affinity_config(text: str) -> list[tuple[str, int]]:
     for i, part in enumerate(p.strip() for p in text.split(",") if p.strip()):
         name, sep, size = part.partition("=")
         if not sep or name.strip() != f"level{i + 1}":
-            raise BadTopology(f"{AFFINITY_CONFIG}={text!r}: expected level{i + 1}=<pods>, got {part!r}")
+            raise BadTopology(f"{AFFINITY_CONFIG}={shown(text)}: expected level{i + 1}=<pods>, got {shown(part)}")
         levels.append((name.strip(), positive_int(size, f"{AFFINITY_CONFIG} {name.strip()}")))
     if not levels:
-        raise BadTopology(f"{AFFINITY_CONFIG}={text!r} names no level")
+        raise BadTopology(f"{AFFINITY_CONFIG}={shown(text)} names no level")
     for (inner, g_in), (outer, g_out) in zip(levels, levels[1:]):
         if g_out % g_in:
             raise BadTopology(f"{AFFINITY_CONFIG}: {outer}={g_out} is not a multiple of {inner}={g_in}")

@@ -5,7 +5,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from homing.engine.identity.rank import is_decimal, shown
+
 GROUP_NAME_ANNOTATIONS = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/group-name")
+# No NPU count, block or group size comes near a billion; longer text is a typo or an attack.
+MAX_COUNT_DIGITS = 9
+
+
+def parse_count(text: str) -> int | None:
+    """A count written in ASCII digits (at most MAX_COUNT_DIGITS), else None. The one way
+    job facts turn user text into an int: checked first, so neither "²" (isdigit() but not
+    int()) nor 4,301 digits (past Python's int-string limit) ever reaches int()."""
+    if not is_decimal(text) or len(text) > MAX_COUNT_DIGITS:
+        return None
+    return int(text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,12 +30,13 @@ class JobFacts:
     pod_labels: dict = field(default_factory=dict)
     npus_per_pod: int = 0
     home_npus: int | None = None  # allocatable accelerators of the rank's home node
+    npus_unreadable: str | None = None  # an accelerator request that is not a count: npus_per_pod is unknown
 
     def value(self, key: str) -> tuple[str | None, str | None]:
         """(value, contradiction warning)."""
         mine, theirs = self.pod.get(key), self.group.get(key)
         if mine is not None and theirs is not None and str(mine) != str(theirs):
-            return None, f"pod says {key}={mine!r} but its PodGroup says {theirs!r}"
+            return None, f"pod says {key}={shown(mine)} but its PodGroup says {shown(theirs)}"
         value = mine if mine is not None else theirs
         return (None if value is None else str(value)), None
 
@@ -47,12 +61,17 @@ def group_name(pod: dict) -> str | None:
 def job_facts(pod: dict, podgroup: dict | None, resource_prefixes: tuple[str, ...], home_npus: int | None) -> JobFacts:
     meta = pod.get("metadata") or {}
     spec = pod.get("spec") or {}
-    npus = 0
+    npus, unreadable = 0, None
     for container in spec.get("containers") or ():
         requests = ((container or {}).get("resources") or {}).get("requests") or {}
         for name, amount in requests.items():
-            if str(name).startswith(resource_prefixes) and str(amount).isdigit():
-                npus += int(amount)
+            if not str(name).startswith(resource_prefixes):
+                continue
+            count = parse_count(str(amount))
+            if count is None:
+                unreadable = unreadable or f"the request {name}={shown(amount)} is not a whole count of NPUs"
+            else:
+                npus += count
     group_meta = (podgroup or {}).get("metadata") or {}
     return JobFacts(
         pod=_merged(meta),
@@ -62,4 +81,5 @@ def job_facts(pod: dict, podgroup: dict | None, resource_prefixes: tuple[str, ..
         pod_labels=meta.get("labels") or {},
         npus_per_pod=npus,
         home_npus=home_npus,
+        npus_unreadable=unreadable,
     )
