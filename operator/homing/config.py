@@ -57,10 +57,13 @@ class Topology(BaseModel):
 
 
 class Bounds(BaseModel):
-    max_rank_part: int = 1_000_000
-    max_term_values: int = 256
-    max_ranks: int = 1_000_000
-    max_ranks_per_owner: int = 8192  # keeps one PlacementMemory well under etcd's 1.5 MiB
+    """Each at least 1: a bound of 0 would make every rank bad, every term list empty
+    (`In []`, which the API server refuses) or every memory forgotten."""
+
+    max_rank_part: int = Field(1_000_000, ge=1)  # ranks are 0 .. max_rank_part - 1
+    max_term_values: int = Field(256, ge=1)
+    max_ranks: int = Field(1_000_000, ge=1)
+    max_ranks_per_owner: int = Field(8192, ge=1)  # keeps one PlacementMemory well under etcd's 1.5 MiB
 
 
 class Lifetimes(BaseModel):

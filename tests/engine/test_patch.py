@@ -125,3 +125,23 @@ def test_existing_homing_annotation_value_is_set():
     original = pod(annotations={"homing.io/home": "stale"})
     patched = jsonpatch.apply_patch(original, affinity_patch(original, [], {"homing.io/home": "n0"}))
     assert patched["metadata"]["annotations"] == {"homing.io/home": "n0"}
+
+
+EMPTY_IN = Term(role="domain:rack", weight=50, key="rack", operator=Operator.IN, values=())
+EMPTY_NOT_IN = Term(role="avoid", weight=100, key=HOSTNAME, operator=Operator.NOT_IN, values=())
+
+
+@pytest.mark.parametrize(
+    "terms, kept",
+    [
+        pytest.param([EMPTY_IN], [], id="only-an-empty-in"),
+        pytest.param([EMPTY_IN, EMPTY_NOT_IN], [], id="only-empty-terms"),
+        pytest.param([TERMS[0], EMPTY_IN, TERMS[1], EMPTY_NOT_IN], TERMS, id="empty-among-good"),
+    ],
+)
+def test_terms_with_no_values_are_never_patched_in(terms, kept):
+    """`In []` makes the API server refuse the pod: the patch drops such a term whoever built it."""
+    original = pod()
+    patched = jsonpatch.apply_patch(original, affinity_patch(original, terms, ANNOTATIONS))
+    assert (_get(patched, PREFERRED_PATH) or []) == [t.as_k8s() for t in kept]
+    assert patched["metadata"]["annotations"] == ANNOTATIONS

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from homing.engine.model import Term
+from homing.engine.rules.term import kept
 
 PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 
@@ -14,6 +15,7 @@ def _escape(key: str) -> str:
 def affinity_patch(pod: dict, terms: list[Term], annotations: dict[str, str]) -> list[dict]:
     ops: list[dict] = []
     spec = pod.get("spec") or {}
+    terms = kept(terms)  # the last line of defence: the API server refuses a pod with `In []`
     if terms:
         values = [t.as_k8s() for t in terms]
         affinity = spec.get("affinity")

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from homing.engine.model import Operator, Term
+from homing.engine.rules.term import term
 
 
 def avoid_term(nodes: tuple[str, ...], weight: int, hostname_key: str) -> Term | None:
-    if not nodes:
-        return None
-    return Term(role="avoid", weight=weight, key=hostname_key, operator=Operator.NOT_IN, values=nodes)
+    return term("avoid", weight, hostname_key, Operator.NOT_IN, nodes)

@@ -5,7 +5,9 @@ so own home > block domain > sibling's home in the domain > elsewhere."""
 from __future__ import annotations
 
 from homing.engine.model import DomainExpr, Operator, Term
+from homing.engine.rules.term import term
 
 
-def domain_term(level: str, expr: DomainExpr, values: tuple[str, ...], weight: int) -> Term:
-    return Term(role=f"domain:{level}", weight=weight, key=expr.key, operator=Operator.IN, values=values)
+def domain_term(level: str, expr: DomainExpr, values: tuple[str, ...], weight: int) -> Term | None:
+    """None when no value is left (a bound of 0, a selector with no values): never `In []`."""
+    return term(f"domain:{level}", weight, expr.key, Operator.IN, values)

@@ -5,9 +5,10 @@ own node wins over a block mate's domain."""
 from __future__ import annotations
 
 from homing.engine.model import Health, Operator, Term
+from homing.engine.rules.term import term
 
 
 def home_term(home: str | None, health: Health, faults: list[str], weight: int, hostname_key: str) -> Term | None:
-    if home is None or health is not Health.HEALTHY or home in faults:
+    if not home or health is not Health.HEALTHY or home in faults:  # "" names no node
         return None
-    return Term(role="home", weight=weight, key=hostname_key, operator=Operator.IN, values=(home,))
+    return term("home", weight, hostname_key, Operator.IN, (home,))

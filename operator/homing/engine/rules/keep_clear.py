@@ -5,9 +5,8 @@ the outermost domain weight or a sibling's home in the domain falls under a stra
 from __future__ import annotations
 
 from homing.engine.model import Operator, Term
+from homing.engine.rules.term import term
 
 
 def keep_clear_term(sibling_homes: tuple[str, ...], weight: int, hostname_key: str) -> Term | None:
-    if not sibling_homes:
-        return None
-    return Term(role="keep-clear", weight=weight, key=hostname_key, operator=Operator.NOT_IN, values=sibling_homes)
+    return term("keep-clear", weight, hostname_key, Operator.NOT_IN, sibling_homes)

@@ -3,15 +3,14 @@ any other free warm node of the workload (`pool_other`, 50): each holds the imag
 from __future__ import annotations
 
 from homing.engine.model import Operator, Term
+from homing.engine.rules.term import term
 
 
 def promised_home_term(node: str | None, weight: int, hostname_key: str) -> Term | None:
-    if node is None:
+    if not node:  # None or "": no node to promise
         return None
-    return Term(role="home", weight=weight, key=hostname_key, operator=Operator.IN, values=(node,))
+    return term("home", weight, hostname_key, Operator.IN, (node,))
 
 
 def other_homes_term(nodes: tuple[str, ...], weight: int, hostname_key: str) -> Term | None:
-    if not nodes:
-        return None
-    return Term(role="pool", weight=weight, key=hostname_key, operator=Operator.IN, values=nodes)
+    return term("pool", weight, hostname_key, Operator.IN, nodes)

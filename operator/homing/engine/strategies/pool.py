@@ -5,6 +5,7 @@ from homing.engine.memory.entries import OwnerMemory
 from homing.engine.model import ClusterSnapshot, Health
 from homing.engine.rules.bounded import bounded
 from homing.engine.rules.pool import other_homes_term, promised_home_term
+from homing.engine.rules.term import kept
 from homing.engine.strategies.base import Placement
 
 
@@ -35,12 +36,10 @@ def pool_strategy(
         return Placement(terms=[], reason="pool-exhausted")
     promised, rest = free[0], free[1:]
     others, cut = bounded(rest, max_values)
-    terms = [
-        t
-        for t in (
+    terms = kept(
+        (
             promised_home_term(promised, home_weight, hostname_key),
             other_homes_term(others, other_weight, hostname_key),
         )
-        if t is not None
-    ]
+    )
     return Placement(terms=terms, reason="pool", home=promised, truncated=cut, promise=promised)
