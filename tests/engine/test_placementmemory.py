@@ -12,8 +12,24 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from homing.engine.memory import FaultMark, OwnerMemory, PoolEntry, RankEntry, Stats
+from homing.engine.memory.entries import rank_index
 from homing.engine.model import OwnerRef
-from homing.placementmemory import PlacementMemoryStatus, from_status, resource_body, resource_name, to_status
+from homing.placementmemory import (
+    MIB,
+    STATUS_BUDGET,
+    PlacementMemoryStatus,
+    decode,
+    encode,
+    from_status,
+    json_wire_size,
+    legacy_status,
+    merge,
+    primary_owner_key,
+    resource_body,
+    resource_name,
+    shard_name,
+    snapshot,
+)
 
 from .helpers import NOW, memory, owner
 
@@ -28,17 +44,20 @@ topologies = st.lists(
     max_size=3, unique_by=lambda p: p[0],
 ).map(tuple)
 rank_keys = st.one_of(st.integers(0, 10_000).map(str), st.tuples(names, st.integers(0, 99)).map(lambda t: f"{t[0]}/{t[1]}"))
+# A Volcano task-spec is any annotation text: separators, escapes, newlines, non-ASCII.
+odd_text = st.text(alphabet=st.sampled_from(list("ab:% =\n\t\"\\<>&é²/")), min_size=1, max_size=12)
+odd_rank_keys = st.tuples(odd_text, st.integers(0, 99)).map(lambda t: f"{t[0]}/{t[1]}")
 RANK_FIELDS = {f.name for f in fields(RankEntry)}
 rank_entries = st.builds(
     RankEntry,
     node=names,
     bound_at=epochs,
-    topology=topologies,
+    topology=st.one_of(topologies, st.lists(st.tuples(odd_text, odd_text), max_size=2, unique_by=lambda p: p[0]).map(tuple)),
     previous_node=st.one_of(st.none(), names),
     warm=st.booleans(),
     faults=st.one_of(st.none(), st.lists(st.builds(FaultMark, node=names, at=epochs), min_size=1, max_size=4)),
     # any further optional string field (the Volcano sub-group, say) must survive the trip too
-    **{f: st.one_of(st.none(), names) for f in RANK_FIELDS - {"node", "bound_at", "topology", "previous_node", "warm", "faults"}},
+    **{f: st.one_of(st.none(), names, odd_text) for f in RANK_FIELDS - {"node", "bound_at", "topology", "previous_node", "warm", "faults"}},
 )
 owners = st.builds(
     OwnerRef,
@@ -52,7 +71,7 @@ memories = st.builds(
     OwnerMemory,
     owner=owners,
     last_seen=epochs,
-    ranks=st.dictionaries(rank_keys, rank_entries, max_size=8),
+    ranks=st.dictionaries(st.one_of(rank_keys, odd_rank_keys), rank_entries, max_size=8),
     pool=st.dictionaries(names, st.builds(PoolEntry, last_used=epochs, warm=st.booleans()), max_size=5),
     stats=st.builds(Stats, admitted=st.integers(0, 10**9), home=st.integers(0, 10**9), domain=st.integers(0, 10**9),
                     elsewhere=st.integers(0, 10**9)),
@@ -83,30 +102,130 @@ def _assert_round_trip(mem: OwnerMemory, back: OwnerMemory) -> None:
         assert back.pool[node].warm == p.warm and _same_second(p.last_used, back.pool[node].last_used)
 
 
-@hsettings(max_examples=120, deadline=None)
+def _wire(status: dict) -> PlacementMemoryStatus:
+    """As the API server stores it: JSON, nulls dropped by the merge patch."""
+    return PlacementMemoryStatus.model_validate(json.loads(json.dumps({k: v for k, v in status.items() if v is not None})))
+
+
+def _objects(mem: OwnerMemory, budget: int) -> list:
+    statuses = encode(snapshot(mem), budget).statuses
+    return [decode(_wire(s), mem.owner.namespace, shard_name(mem.owner, n)) for n, s in enumerate(statuses, 1)]
+
+
+@hsettings(max_examples=150, deadline=None)
 @given(mem=memories)
-def test_round_trip_through_the_api_form(mem):
-    """to_status -> JSON (as the API server stores it) -> validate -> from_status keeps everything."""
-    status = to_status(mem)
-    wire = json.loads(json.dumps(status.model_dump(mode="json", by_alias=True)))
+def test_round_trip_through_the_compact_form(mem):
+    """encode -> JSON (as the API server stores it) -> validate -> decode keeps everything."""
+    (part,) = _objects(mem, STATUS_BUDGET)
+    _assert_round_trip(mem, merge([part]))
+
+
+@hsettings(max_examples=150, deadline=None)
+@given(mem=memories, budget=st.integers(1500, 6000))
+def test_round_trip_through_shards(mem, budget):
+    """However small the objects, the owner's memory is the union of its shards, and
+    no object is over its budget."""
+    statuses = encode(snapshot(mem), budget).statuses
+    assert all(json_wire_size(s) <= budget for s in statuses)
+    assert all(len(json.dumps(s, ensure_ascii=False, separators=(",", ":")).encode()) <= json_wire_size(s) for s in statuses)
+    _assert_round_trip(mem, merge(_objects(mem, budget)))
+
+
+@hsettings(max_examples=60, deadline=None)
+@given(mem=memories)
+def test_round_trip_through_the_earlier_form(mem):
+    """Objects written before the compact form still load."""
+    wire = json.loads(json.dumps(legacy_status(mem).model_dump(mode="json", by_alias=True)))
     back = from_status(PlacementMemoryStatus.model_validate(wire), mem.owner.namespace)
     _assert_round_trip(mem, back)
-    # and a second trip changes nothing
-    assert to_status(back) == status
 
 
 def test_status_field_names_and_summary():
-    mem = memory(ranks={"0": "n0", "1": "n1"}, faults={"0": [("f1", NOW)]}, pool={"p1": (NOW, True)}, warm=["1"])
+    mem = memory(ranks={"0": "n0", "1": "n1"}, faults={"0": [("f1", NOW - 60)]}, pool={"p1": (NOW - 5, True)}, warm=["1"])
     mem.ranks["0"].previous_node = "old"
     mem.ranks["0"].topology = (("rack", "2"), ("superPod", "5"))
-    data = to_status(mem).model_dump(mode="json", by_alias=True)
+    (data,) = encode(snapshot(mem)).statuses
     assert data["owner"] == {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "work", "uid": mem.owner.uid}
-    r0 = data["ranks"][0]
-    assert (r0["rank"], r0["node"], r0["previousNode"], r0["topology"]) == ("0", "n0", "old", {"rack": "2", "superPod": "5"})
-    assert r0["faultNodes"][0]["node"] == "f1" and r0["boundAt"].startswith("2027-01-15T")
-    assert data["pool"][0]["node"] == "p1" and data["pool"][0]["warm"] is True
+    assert data["lastSeen"].startswith("2027-01-15T") and data["epoch"] == int(NOW)
+    assert data["nodes"].split("\n") == ["n0", "old", "f1", "n1", "p1"]
+    assert data["paths"] == "rack=2 superPod=5"
+    assert data["rankRows"].split("\n") == ["0:n0 b0 p1 t0 f2@60", "1:n3 b0 w"]
+    assert data["poolRows"] == "n4 u5 w"
     assert data["summary"] == {"ranks": 2, "warm": 1, "pool": 1}
-    assert set(data) >= {"lastSeen", "stats"}
+    assert data["shard"] == {"index": 1, "count": 1} and data["stats"]["home"] == 0
+
+
+def test_large_owner_is_split_and_only_the_primary_counts_stats():
+    mem = memory(ranks={str(i): f"node-{i:04d}" for i in range(400)})
+    statuses = encode(snapshot(mem), budget=4000).statuses
+    assert len(statuses) > 1
+    assert [s["shard"] for s in statuses] == [{"index": n, "count": len(statuses)} for n in range(1, len(statuses) + 1)]
+    assert "stats" in statuses[0] and not any("stats" in s for s in statuses[1:])
+    assert sum(s["summary"]["ranks"] for s in statuses) == 400
+
+
+def test_an_entry_larger_than_an_object_is_dropped_not_written_oversize():
+    mem = memory(ranks={"0": "n0", "x" * 5000 + "/1": "n1"})
+    encoded = encode(snapshot(mem), budget=3000)
+    assert encoded.dropped == ["x" * 5000 + "/1"]
+    assert all(json_wire_size(s) <= 3000 for s in encoded.statuses)
+
+
+def test_at_the_bound_every_object_is_under_one_mib():
+    """8,192 ranks, 253-character node names, each with a previous node and a fault mark
+    on nodes of their own: 9 MB of names, still no object near the limit."""
+    long = lambda tag, i: (f"{tag}{i:05d}." + "x" * 300)[:253]
+    ranks = {
+        f"worker/{i}": RankEntry(node=long("n", i), bound_at=NOW, topology=(("rack", str(i)), ("superPod", str(i // 8))),
+                                 previous_node=long("p", i), warm=True, faults=[FaultMark(long("f", i), NOW)], group=long("g", i))
+        for i in range(8192)
+    }
+    mem = OwnerMemory(owner=owner(), last_seen=NOW, ranks=ranks)
+    statuses = encode(snapshot(mem)).statuses
+    assert max(json_wire_size(s) for s in statuses) <= STATUS_BUDGET < MIB
+    assert sum(s["summary"]["ranks"] for s in statuses) == 8192
+
+
+def test_rank_index_reads_ascii_digits_only():
+    """`"²".isdigit()` is True and `int("²")` raises: it stopped the loader."""
+    assert rank_index("worker/²") == 0
+    assert rank_index("worker/٣") == 0
+    assert rank_index("worker/12") == 12
+
+
+def test_decode_rejects_a_rank_homing_never_writes():
+    status = PlacementMemoryStatus.model_validate(_edit(("ranks", 0, "rank"), "worker/²"))
+    with pytest.raises(ValueError):
+        decode(status, "ns")
+
+
+@pytest.mark.parametrize("rows, nodes", [
+    pytest.param("0:n1 b0", "a", id="node-out-of-table"),
+    pytest.param("0:n-1 b0", "a", id="negative-node"),
+    pytest.param("0:n٣ b0", "a", id="non-ascii-number"),
+    pytest.param("0:b0", "a", id="no-node"),
+    pytest.param("0:n0", "a", id="no-bind-time"),
+    pytest.param("n0 b0", "a", id="no-rank"),
+    pytest.param("0:n0 b0 f0", "a", id="fault-without-time"),
+])
+def test_decode_rejects_broken_rows(rows, nodes):
+    status = PlacementMemoryStatus.model_validate({**GOOD, "ranks": [], "epoch": 0, "nodes": nodes, "rankRows": rows})
+    with pytest.raises((ValueError, IndexError)):
+        decode(status, "ns")
+
+
+def test_decode_ignores_tags_of_a_later_version():
+    status = PlacementMemoryStatus.model_validate({**GOOD, "ranks": [], "epoch": 100, "nodes": "a", "rankRows": "0:n0 b10 z9"})
+    assert decode(status, "ns").ranks["0"] == RankEntry(node="a", bound_at=90.0)
+
+
+def test_only_a_primary_stands_for_its_owner():
+    """Deleting a shard homing no longer needs must not forget the owner's memory."""
+    body = {"metadata": {"namespace": "ns", "name": "x"}, "status": {"owner": {"uid": "u"}}}
+    assert primary_owner_key(body) == "ns/u"
+    assert primary_owner_key({**body, "status": {"owner": {"uid": "u"}, "shard": {"index": 1, "count": 3}}}) == "ns/u"
+    assert primary_owner_key({**body, "status": {"owner": {"uid": "u"}, "shard": {"index": 2, "count": 3}}}) is None
+    assert primary_owner_key({"metadata": {"namespace": "ns"}}) is None
 
 
 # -- resource names ---------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from homing.operator.kube import KubeError
-from homing.placementmemory import resource_name
+from homing.placementmemory import merge, read_object, resource_name
 from homing.engine.model import OwnerRef
 from homing_e2e import objects as o
 from homing_e2e.cluster import BIN_DIR
@@ -36,7 +36,8 @@ async def test_kubectl_shows_where_each_rank_will_return(kube, kubeconfig, opera
     mem = await o.eventually(lambda: _written(kube, ns, 3, 3), what="3 warm ranks written")
     status = mem["status"]
     assert status["owner"]["uid"] == owner["uid"] and status["owner"]["kind"] == "ConfigMap"
-    assert {r["rank"]: r["node"] for r in status["ranks"]} == {str(i): n for i, n in enumerate(nodes)}
+    remembered = merge([read_object(mem)]).ranks
+    assert {key: entry.node for key, entry in remembered.items()} == {str(i): n for i, n in enumerate(nodes)}
     assert mem["metadata"]["ownerReferences"][0]["uid"] == owner["uid"]
     out = subprocess.run(
         [str(BIN_DIR / "kubectl"), "--kubeconfig", str(kubeconfig), "get", "pmem", "-n", ns],

@@ -1,6 +1,17 @@
-"""The durable mirror: one PlacementMemory per owner, written at most once per owner
-per interval, loaded back at start-up. Invalid objects are skipped with a warning."""
+"""The durable mirror (SPEC 2.1): each owner's memory in one PlacementMemory, or in
+several when it is large (placementmemory.py), written at most once per owner per
+interval and loaded back page by page at start-up.
+
+Nothing here raises into its caller's loop. A write that fails waits before it is tried
+again (2 s, doubling to 5 min); an owner whose namespace is gone is handed back to the
+caller and never tried again; an object the loader cannot read is skipped with a warning."""
 from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 
 import pydantic
 
@@ -9,92 +20,322 @@ from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import OwnerRef
 from homing.operator import logs, metrics
 from homing.operator.kube import MERGE_PATCH, Kube, KubeError
-from homing.placementmemory import GROUP, PLURAL, VERSION, PlacementMemoryStatus, from_status, resource_body, resource_name, to_status
+from homing.placementmemory import (
+    GROUP,
+    PLURAL,
+    STATUS_BUDGET,
+    VERSION,
+    Encoded,
+    Fragment,
+    NameMismatch,
+    belonging,
+    encode,
+    merge,
+    read_object,
+    resource_body,
+    shard_name,
+    snapshot,
+)
 
 log = logs.get("homing.store")
+
+BACKOFF_FIRST = 2.0  # seconds before the first retry of a failed write
+BACKOFF_MAX = 300.0
+LOAD_PAGE = 50  # objects a listing page: under 13 MiB of JSON however large they are
+ENCODE_INLINE = 256  # owners this small are encoded and decoded on the loop: a thread hop costs more
+
+
+def _entries_in(item: dict) -> int:
+    """About how many ranks and pool homes an object holds, without decoding it."""
+    status = item.get("status") if isinstance(item.get("status"), dict) else {}
+    rows = sum(len(status.get(f) or "") for f in ("rankRows", "poolRows") if isinstance(status.get(f), str))
+    listed = sum(len(status.get(f) or ()) for f in ("ranks", "pool") if isinstance(status.get(f), list))
+    return rows // 16 + listed
 
 
 def _collection(namespace: str) -> str:
     return f"/apis/{GROUP}/{VERSION}/namespaces/{namespace}/{PLURAL}"
 
 
-class Store:
-    def __init__(self, kube: Kube) -> None:
-        self.kube = kube
-        self.created: set[str] = set()  # owner uids whose resource is known to exist
+class NamespaceGone(Exception):
+    """The owner's namespace is deleted or terminating: nothing can be created there again."""
 
+
+class SchemaOutdated(Exception):
+    """The API server dropped the compact fields: its PlacementMemory CRD is older than homing."""
+
+
+def namespace_gone(err: KubeError, namespace: str) -> bool:
+    """A create refused because the namespace is going (403 NamespaceTerminating) or gone
+    (404 naming the namespace, not the resource: that would be a missing CRD)."""
+    if err.status == 403:
+        return "NamespaceTerminating" in err.body or "is being terminated" in err.body
+    if err.status != 404:
+        return False
+    try:
+        details = json.loads(err.body).get("details") or {}
+    except (ValueError, AttributeError):
+        return False
+    return details.get("kind") == "namespaces" and details.get("name") == namespace
+
+
+@dataclass(slots=True)
+class Retry:
+    failures: int
+    not_before: float  # on the store's clock
+
+
+def backoff(failures: int) -> float:
+    return min(BACKOFF_FIRST * 2 ** min(failures - 1, 20), BACKOFF_MAX)
+
+
+class Store:
+    def __init__(
+        self,
+        kube: Kube,
+        budget: int = STATUS_BUDGET,
+        on_refused: Callable[[OwnerRef, int, str], None] | None = None,
+    ) -> None:
+        self.kube = kube
+        self.budget = budget
+        self.on_refused = on_refused  # a write the API server refused (4xx): owner, status, message
+        self.clock: Callable[[], float] = time.monotonic
+        self.created: set[str] = set()  # owner keys whose objects 1..shards[key] are known to exist
+        self.shards: dict[str, int] = {}  # owner key -> objects it has, or may have, in the API
+        self.retries: dict[str, Retry] = {}  # owner key -> failed writes in a row
+        self.gone: set[str] = set()  # owner keys whose namespace is gone: never written again
+
+    # -- start-up -------------------------------------------------------------------------
     async def load(self, index: MemoryIndex) -> int:
-        """Adopt every valid PlacementMemory; returns how many were loaded."""
+        """Adopt every owner with a readable primary object; returns the objects used.
+        Large objects decode in a worker thread, and the loop runs between any two."""
+        parts: dict[str, list[Fragment]] = {}
+        async for items in self._pages():
+            for item in items:
+                fragment = await self._read(item)
+                if fragment is not None:
+                    parts.setdefault(fragment.owner.key, []).append(fragment)
+                await asyncio.sleep(0)
         loaded = 0
-        try:
-            items = await self.kube.list_all(f"/apis/{GROUP}/{VERSION}/{PLURAL}")
-        except KubeError as err:
-            if err.status == 404:
-                raise RuntimeError("the PlacementMemory CRD is not installed: kubectl apply -k manifests/") from err
-            raise
-        for item in items:
-            meta = item.get("metadata") or {}
-            try:
-                status = PlacementMemoryStatus.model_validate(item.get("status") or {})
-            except pydantic.ValidationError as err:
-                metrics.STORE_ERRORS.inc()
-                log.warning(
-                    "PlacementMemory skipped: invalid status",
-                    name=meta.get("name"),
-                    namespace=meta.get("namespace"),
-                    errors=err.error_count(),
-                    first_error=str(err.errors()[0]["msg"]) if err.errors() else "",
-                )
-                continue
-            mem = from_status(status, meta.get("namespace") or "")
-            if resource_name(mem.owner) != meta.get("name"):
-                log.warning("PlacementMemory skipped: name does not match its owner", name=meta.get("name"))
-                continue
-            index.adopt(mem)
-            self.created.add(mem.owner.uid)
-            loaded += 1
+        for key, fragments in parts.items():
+            loaded += await self._adopt(index, key, fragments)
+            await asyncio.sleep(0)
         return loaded
 
-    async def write(self, mem: OwnerMemory) -> None:
-        owner = mem.owner
-        base = _collection(owner.namespace)
-        if owner.uid not in self.created:
+    async def _pages(self) -> AsyncIterator[list[dict]]:
+        """The listing a page at a time, so that start-up holds one page of JSON, not all."""
+        path, token = f"/apis/{GROUP}/{VERSION}/{PLURAL}", ""
+        while True:
+            query = [("limit", str(LOAD_PAGE))] + ([("continue", token)] if token else [])
             try:
-                await self.kube.request("POST", base, body=resource_body(owner))
+                page = await self.kube.request("GET", path, query=query)
             except KubeError as err:
-                if err.status != 409:
-                    raise
-            self.created.add(owner.uid)
-        status = to_status(mem).model_dump(mode="json", by_alias=True, exclude_none=True)
+                if err.status == 404:
+                    raise RuntimeError("the PlacementMemory CRD is not installed: kubectl apply -k manifests/") from err
+                raise
+            yield page.get("items") or []
+            token = (page.get("metadata") or {}).get("continue") or ""
+            if not token:
+                return
+
+    async def _read(self, item: dict) -> Fragment | None:
+        meta = item.get("metadata") or {}
+        where = {"name": meta.get("name"), "namespace": meta.get("namespace")}
         try:
-            await self.kube.request(
-                "PATCH", f"{base}/{resource_name(owner)}/status", body={"status": status}, content_type=MERGE_PATCH
-            )
+            if _entries_in(item) <= ENCODE_INLINE:
+                return read_object(item)
+            return await asyncio.to_thread(read_object, item)
+        except pydantic.ValidationError as err:
+            first = str(err.errors()[0]["msg"]) if err.errors() else ""
+            self._skipped("invalid status", where, errors=err.error_count(), first_error=first)
+        except NameMismatch:
+            self._skipped("name does not match its owner", where)
+        except Exception as err:  # any object, however broken, costs a warning, never the start-up
+            self._skipped("unreadable", where, error=f"{type(err).__name__}: {err}"[:300])
+        return None
+
+    async def _adopt(self, index: MemoryIndex, key: str, fragments: list[Fragment]) -> int:
+        self.shards[key] = max(f.index for f in fragments)  # the next write deletes any left over
+        try:
+            parts = belonging(fragments)
+            large = sum(len(f.ranks) + len(f.pool) for f in parts) > ENCODE_INLINE
+            index.adopt(await asyncio.to_thread(merge, parts) if large else merge(parts))
+        except Exception as err:
+            names = sorted(f.name for f in fragments)
+            self._skipped("its objects do not make one memory", {"names": names[:5]}, error=str(err)[:300])
+            return 0
+        self.created.add(key)
+        return len(parts)
+
+    @staticmethod
+    def _skipped(why: str, where: dict, **detail: object) -> None:
+        metrics.STORE_ERRORS.inc()
+        log.warning(f"PlacementMemory skipped: {why}", **where, **detail)
+
+    # -- writes ---------------------------------------------------------------------------
+    async def flush(self, index: MemoryIndex) -> list[str]:
+        """Write every owner that changed since the last flush and is not waiting out a
+        failure. Never raises. Returns the owner keys whose namespace is gone or
+        terminating: they can never be written, the caller forgets them."""
+        pending = sorted(index.dirty)
+        index.dirty = set()
+        gone: list[str] = []
+        done, now = 0, self.clock()
+        try:
+            for key in pending:
+                if await self._flush_owner(index, key, now):
+                    gone.append(key)
+                done += 1
+        finally:
+            index.dirty.update(pending[done:])  # cancelled halfway: the rest stays dirty
+        return gone
+
+    async def _flush_owner(self, index: MemoryIndex, key: str, now: float) -> bool:
+        """One owner's write; True when its namespace is gone."""
+        mem = index.owner(key)
+        if mem is None:
+            return False
+        owner_key = mem.owner.key
+        if owner_key in self.gone:
+            return True
+        retry = self.retries.get(owner_key)
+        if retry is not None and retry.not_before > now:
+            index.dirty.add(key)
+            return False
+        try:
+            await self.write(mem)
+        except NamespaceGone:
+            self._namespace_gone(mem.owner)
+            return True
+        except Exception as err:  # every failure, 4xx, 5xx, timeout or a bug, waits its turn
+            index.dirty.add(key)
+            self._failed(mem.owner, err, now)
+            return False
+        self.retries.pop(owner_key, None)
+        return False
+
+    async def write(self, mem: OwnerMemory) -> None:
+        """Every object of the owner: shards first, the primary (which counts them) last,
+        then the shards no longer needed. Raises on failure."""
+        encoded = await self._encode(mem)
+        owner, key = mem.owner, mem.owner.key
+        known = self.shards.get(key, 0)
+        existing = known if key in self.created else 0
+        statuses = encoded.statuses
+        for number in [*range(2, len(statuses) + 1), 1]:
+            await self._put(owner, number, statuses[number - 1], exists=number <= existing)
+        self.created.add(key)
+        self.shards[key] = max(known, len(statuses))
+        if known > len(statuses):
+            await self._drop_shards(owner, len(statuses) + 1, known)
+        metrics.STORE_WRITES.inc()
+        if encoded.dropped:
+            log.warning("PlacementMemory entries too large to write", owner=owner.display, dropped=len(encoded.dropped))
+
+    async def _encode(self, mem: OwnerMemory) -> Encoded:
+        snap = snapshot(mem)  # on the loop: C-speed copies
+        if snap.size <= ENCODE_INLINE:
+            return encode(snap, self.budget)
+        return await asyncio.to_thread(encode, snap, self.budget)  # off the loop that serves admissions
+
+    async def _put(self, owner: OwnerRef, number: int, status: dict, exists: bool) -> None:
+        if not exists:
+            await self._create(owner, number)
+        try:
+            answer = await self._patch(owner, number, status)
+        except KubeError as err:
+            if err.status != 404 or not exists:
+                raise
+            await self._create(owner, number)  # deleted under us: create it again
+            answer = await self._patch(owner, number, status)
+        if "epoch" not in (answer.get("status") or {}):
+            raise SchemaOutdated("the API server dropped status.epoch: apply crds/placementmemory.yaml")
+
+    async def _create(self, owner: OwnerRef, number: int) -> None:
+        try:
+            await self.kube.request("POST", _collection(owner.namespace), body=resource_body(owner, number))
+        except KubeError as err:
+            if err.status == 409:
+                return
+            if namespace_gone(err, owner.namespace):
+                raise NamespaceGone(owner.namespace) from err
+            raise
+
+    async def _patch(self, owner: OwnerRef, number: int, status: dict) -> dict:
+        path = f"{_collection(owner.namespace)}/{shard_name(owner, number)}/status"
+        body = {"status": {**status, "ranks": None, "pool": None}}  # null: the earlier form goes
+        return await self.kube.request("PATCH", path, body=body, content_type=MERGE_PATCH)
+
+    async def _drop_shards(self, owner: OwnerRef, first: int, last: int) -> None:
+        """Delete shards an owner no longer needs; one left behind is retried at the next
+        write, and the loader ignores it meanwhile (the primary's count leaves it out)."""
+        for number in range(last, first - 1, -1):
+            if not await self._delete_object(owner, number):
+                return
+            self.shards[owner.key] = number - 1
+
+    def _failed(self, owner: OwnerRef, err: Exception, now: float) -> None:
+        retry = self.retries.get(owner.key)
+        failures = retry.failures + 1 if retry else 1
+        wait = backoff(failures)
+        self.retries[owner.key] = Retry(failures, now + wait)
+        status = err.status if isinstance(err, KubeError) else None
+        refused = status is not None and 400 <= status < 500
+        metrics.STORE_ERRORS.inc()
+        log.warning(
+            "PlacementMemory not written",
+            owner=owner.display,
+            status=status,
+            refused=refused,
+            error=f"{type(err).__name__}: {err}"[:300],
+            failures=failures,
+            retry_in=wait,
+        )
+        if refused and self.on_refused is not None:
+            try:
+                self.on_refused(owner, status, str(err))
+            except Exception as hook_err:  # a reporting hook must not break the flush
+                log.warning("PlacementMemory refusal not reported", owner=owner.display, error=str(hook_err))
+
+    def _namespace_gone(self, owner: OwnerRef) -> None:
+        self.gone.add(owner.key)
+        self.retries.pop(owner.key, None)
+        log.warning("PlacementMemory not written: namespace gone", owner=owner.display, namespace=owner.namespace)
+
+    # -- forgetting -----------------------------------------------------------------------
+    async def delete(self, owner: OwnerRef) -> None:
+        """Delete every object of a forgotten owner, the primary first (a shard without it
+        is ignored by the loader). Never raises: a failure is logged and left behind."""
+        last = max(self.shards.get(owner.key, 1), 1)
+        self.forgotten(owner.key)
+        for number in range(1, last + 1):
+            if not await self._delete_object(owner, number):
+                return
+
+    async def _delete_object(self, owner: OwnerRef, number: int) -> bool:
+        name = shard_name(owner, number)
+        try:
+            await self.kube.request("DELETE", f"{_collection(owner.namespace)}/{name}")
         except KubeError as err:
             if err.status == 404:
-                self.created.discard(owner.uid)  # deleted under us: create it again next time
-            raise
-        metrics.STORE_WRITES.inc()
+                return True
+            self._not_deleted(owner, name, err)
+            return False
+        except Exception as err:  # timeouts, connection errors: the sweeper must live on
+            self._not_deleted(owner, name, err)
+            return False
+        return True
 
-    async def flush(self, index: MemoryIndex) -> None:
-        """Write every owner that changed since the last flush, once."""
-        dirty, index.dirty = index.dirty, set()
-        for uid in sorted(dirty):
-            mem = index.owner(uid)
-            if mem is None:
-                continue
-            try:
-                await self.write(mem)
-            except Exception as err:
-                metrics.STORE_ERRORS.inc()
-                index.dirty.add(uid)
-                log.warning("PlacementMemory not written", owner=mem.owner.display, error=str(err))
+    @staticmethod
+    def _not_deleted(owner: OwnerRef, name: str, err: Exception) -> None:
+        metrics.STORE_ERRORS.inc()
+        status = err.status if isinstance(err, KubeError) else None
+        log.warning("PlacementMemory not deleted", owner=owner.display, name=name, status=status,
+                    error=f"{type(err).__name__}: {err}"[:300])
 
-    async def delete(self, owner: OwnerRef) -> None:
-        self.created.discard(owner.uid)
-        try:
-            await self.kube.request("DELETE", f"{_collection(owner.namespace)}/{resource_name(owner)}")
-        except KubeError as err:
-            if err.status != 404:
-                metrics.STORE_ERRORS.inc()
-                log.warning("PlacementMemory not deleted", owner=owner.display, error=str(err))
+    def forgotten(self, key: str) -> None:
+        """The index forgot the owner: drop what the store knows of it."""
+        self.created.discard(key)
+        self.shards.pop(key, None)
+        self.retries.pop(key, None)
+        self.gone.discard(key)

@@ -43,7 +43,7 @@ class Stats:
 def rank_index(key: str) -> int:
     """The number block arithmetic uses: the last part of `<spec>/<index>` or `<g>/<w>`."""
     tail = key.rsplit("/", 1)[-1]
-    return int(tail) if tail.isdigit() else 0
+    return int(tail) if tail.isascii() and tail.isdigit() else 0  # "²".isdigit(), int("²") raises
 
 
 @dataclass(slots=True)
