@@ -15,13 +15,21 @@ def main() -> None:
     settings = Settings()  # refuses bad weights before anything starts
     logs.configure(settings.log_level)
     start_http_server(settings.metrics_port)
-    asyncio.run(
-        kopf.operator(
-            clusterwide=True,
-            standalone=True,
-            liveness_endpoint=f"http://0.0.0.0:{settings.health_port}/healthz",
-        )
-    )
+    asyncio.run(operate(settings.health_port))
+
+
+async def operate(health_port: int) -> None:
+    """kopf, with homing's own health endpoints beside it (not kopf's liveness, which
+    knows nothing of homing's watches and loops) and the event-loop lag monitor."""
+    from homing.operator import selfhealth
+
+    health = await selfhealth.serve_health("0.0.0.0", health_port)
+    lag = asyncio.create_task(selfhealth.LoopLagMonitor().run(), name="homing:loop-lag")
+    try:
+        await kopf.operator(clusterwide=True, standalone=True)
+    finally:
+        lag.cancel()
+        await health.cleanup()
 
 
 if __name__ == "__main__":

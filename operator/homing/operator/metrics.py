@@ -16,3 +16,14 @@ STORE_WRITES = Counter("homing_store_writes_total", "PlacementMemory writes")
 STORE_ERRORS = Counter("homing_store_errors_total", "PlacementMemory writes or loads that failed")
 NODES = Gauge("homing_nodes", "Nodes in the snapshot by health", ["health"])
 READY = Gauge("homing_ready", "1 once memory is loaded and the webhook is registered")
+
+# Self-health (SPEC 10)
+EVENT_LOOP_LAG = Histogram(
+    "homing_event_loop_lag_seconds",
+    "How late the event loop woke a timer: time the loop spent on someone else's work",
+    buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0),
+)
+LOOP_FAILURES = Counter("homing_loop_failures_total", "Background loops that raised and were restarted", ["loop"])
+WATCH_AGE = Gauge("homing_watch_age_seconds", "Seconds since a watch last saw an event, bookmark, listing or a watch run to its end", ["resource"])
+WATCH_ERRORS = Counter("homing_watch_errors_total", "Failed list or watch requests and handler errors", ["resource", "stage"])
+WATCH_RELISTS = Counter("homing_watch_relists_total", "Listings after the first (expired version, failed watch)", ["resource"])
