@@ -75,6 +75,12 @@ class Lifetimes(BaseModel):
     sweep_interval_seconds: float = 60
 
 
+class SelfHealth(BaseModel):
+    """SPEC 10: when liveness fails."""
+
+    watch_stale_seconds: float = 300  # a watch silent this long is dead (bookmarks come about every minute)
+
+
 class Webhook(BaseModel):
     port: int = 9443
     listen: str = "0.0.0.0"
@@ -100,6 +106,7 @@ class Settings(BaseSettings):
     bounds: Bounds = Field(default_factory=Bounds)
     lifetimes: Lifetimes = Field(default_factory=Lifetimes)
     webhook: Webhook = Field(default_factory=Webhook)
+    health: SelfHealth = Field(default_factory=SelfHealth)
     metrics_port: int = 8080
     health_port: int = 8081
     log_level: str = "info"

@@ -10,7 +10,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from homing.engine.memory.index import MemoryIndex
-from homing.operator import store as store_module
+from homing.operator import loader as loader_module
 from homing.operator.store import Store
 from homing.placementmemory import legacy_status, resource_body, resource_name
 
@@ -151,7 +151,7 @@ async def test_the_listing_is_read_a_page_at_a_time(monkeypatch):
             await asyncio.sleep(0)
             ticks += 1
 
-    monkeypatch.setattr(store_module, "LOAD_PAGE", 3, raising=False)
+    monkeypatch.setattr(loader_module, "LOAD_PAGE", 3, raising=False)
     task = asyncio.create_task(ticker())
     try:
         index = MemoryIndex()
@@ -163,7 +163,7 @@ async def test_the_listing_is_read_a_page_at_a_time(monkeypatch):
 
 
 async def test_page_size_bounds_start_up_memory():
-    assert getattr(store_module, "LOAD_PAGE", 500) <= 100
+    assert getattr(loader_module, "LOAD_PAGE", 500) <= 100
 
 
 async def test_missing_crd_fails_loudly():

@@ -19,6 +19,7 @@ from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import OwnerRef
 from homing.operator.kube import KubeError
 from homing import placementmemory
+from homing.operator import loader as loader_module
 from homing.operator import store as store_module
 from homing.operator.store import Store
 from homing.placementmemory import resource_name
@@ -405,8 +406,8 @@ async def test_outdated_crd_that_prunes_the_compact_fields_is_a_failure():
 
 # -- the event loop (SPEC 10) ------------------------------------------------------------------------
 
-def spy_threads(monkeypatch, name: str) -> list[int]:
-    """Record the thread each call of store.<name> runs in."""
+def spy_threads(monkeypatch, name: str, module=store_module) -> list[int]:
+    """Record the thread each call of <module>.<name> runs in."""
     threads: list[int] = []
     real = getattr(placementmemory, name, None)  # absent before the compact form: never called
 
@@ -414,7 +415,7 @@ def spy_threads(monkeypatch, name: str) -> list[int]:
         threads.append(threading.get_ident())
         return real(*args, **kw)
 
-    monkeypatch.setattr(store_module, name, spy, raising=False)
+    monkeypatch.setattr(module, name, spy, raising=False)
     return threads
 
 
@@ -431,7 +432,7 @@ async def test_a_large_owner_is_encoded_off_the_event_loop(monkeypatch):
 async def test_large_objects_are_decoded_off_the_event_loop(monkeypatch):
     kube, mem = FakeKube(), big_owner(name_len=253)
     await Store(kube).flush(dirty_index(mem))
-    threads = spy_threads(monkeypatch, "read_object")
+    threads = spy_threads(monkeypatch, "read_object", loader_module)
     index = MemoryIndex()
     await Store(kube).load(index)
     assert index.owner(mem.owner.key) is not None

@@ -196,3 +196,13 @@ def test_replicaset_pod_keys_on_deployment():
     assert d.owner == "Deployment/ns/infer" and d.owner_uid == deploy.uid
     assert (d.outcome, d.home, d.promise) == ("pool", "n2", "n2")
     assert json.loads(d.annotations()["homing.io/decision"])["home"] == "n2"
+
+
+def test_a_forged_owner_reference_from_another_namespace_reads_nothing():
+    """Issue 9, defect 7: memory is keyed by (namespace, UID); a pod naming another
+    namespace's owner in its ownerReferences gets no home and no sibling names."""
+    index, workloads, sts, *_ = _setup(ranks={"0": "n0", "1": "n1"})
+    forged = pod(name="web-1", namespace="attacker", controller=sts)
+    d = decide(forged, index, workloads, snapshot(NODES), SETTINGS, NOW)
+    assert (d.outcome, d.reason, d.home, d.terms) == ("none", "no-memory", None, [])
+    assert d.owner_key == f"attacker/{sts.uid}"

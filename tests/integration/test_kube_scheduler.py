@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from homing.operator.kube import MERGE_PATCH
+from homing.placementmemory import merge, read_object
 from homing_e2e import objects as o
 from homing_e2e.scheduler import PROFILE, KubeScheduler
 
@@ -62,7 +63,7 @@ async def test_deployment_scaled_in_and_out_returns_to_warm_nodes(kube, operator
 
     async def warm():
         mems = await o.placement_memories(kube, ns)
-        return mems and len([p for p in mems[0]["status"].get("pool", []) if p.get("warm")]) == 3
+        return mems and sum(p.warm for p in merge([read_object(m) for m in mems]).pool.values()) == 3
 
     await o.eventually(warm, what="three warm homes remembered")
     await _scale(kube, ns, "deployments", "infer", 0)

@@ -3,11 +3,11 @@ whole job is deleted and recreated, and each pod's terms name its old node and i
 block's old domain; a job scaled out gets domain terms for its new ranks."""
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 import pytest
 
+from homing.placementmemory import merge, read_object
 from homing_e2e import objects as o
 
 pytestmark = pytest.mark.cluster
@@ -179,6 +179,7 @@ async def test_hypernode_job_with_subgroups(kube, operator, ns):
             50: (SWITCH, [switch]),
             25: (SWITCH, sorted({c.rack[n] for n in c.nodes if c.superpod[n] == spine_a})),
         }
-    mem = (await o.placement_memories(kube, ns))[0]["status"]
-    assert {r["rank"]: r.get("group") for r in mem["ranks"]}["worker/4"] == f"part:{PART}=1"
-    assert json.dumps(mem).count("tier2") >= 6  # each rank's topology path kept its HyperNodes
+    mem = merge([read_object(x) for x in await o.placement_memories(kube, ns)])
+    assert mem.ranks["worker/4"].group == f"part:{PART}=1"
+    # each rank's topology path kept its HyperNodes
+    assert sum(any(level == "tier2" for level, _ in e.topology) for e in mem.ranks.values()) >= 6

@@ -1,11 +1,12 @@
-"""Events on pods (SPEC 3 Outcome, SPEC 1.2 warnings), posted in the background so a
-handler never waits on them."""
+"""Events on pods (SPEC 3 Outcome, SPEC 1.2 warnings) and on workloads (a PlacementMemory
+write refused, SPEC 2.1), posted in the background so a handler never waits on them."""
 from __future__ import annotations
 
 import asyncio
 import datetime
 import uuid
 
+from homing.engine.model import OwnerRef
 from homing.operator import logs
 from homing.operator.kube import Kube
 
@@ -22,6 +23,12 @@ class EventPoster:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    def refused(self, owner: OwnerRef, status: int, message: str) -> None:
+        """The API server refused the owner's PlacementMemory for good: say so on the owner."""
+        about = {"apiVersion": owner.api_version, "kind": owner.kind,
+                 "metadata": {"name": owner.name, "namespace": owner.namespace, "uid": owner.uid}}
+        self.post(about, "Warning", "PlacementMemoryRefused", f"HTTP {status}: {message}")
+
     async def _post(self, pod: dict, kind: str, reason: str, message: str) -> None:
         meta = pod.get("metadata") or {}
         namespace = meta.get("namespace") or "default"
@@ -31,8 +38,8 @@ class EventPoster:
             "kind": "Event",
             "metadata": {"name": f"{meta.get('name') or 'pod'}.{uuid.uuid4().hex[:12]}", "namespace": namespace},
             "involvedObject": {
-                "apiVersion": "v1",
-                "kind": "Pod",
+                "apiVersion": pod.get("apiVersion") or "v1",
+                "kind": pod.get("kind") or "Pod",
                 "name": meta.get("name"),
                 "namespace": namespace,
                 "uid": meta.get("uid"),

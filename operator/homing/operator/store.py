@@ -8,17 +8,15 @@ caller and never tried again; an object the loader cannot read is skipped with a
 from __future__ import annotations
 
 import asyncio
-import json
 import time
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
-
-import pydantic
+from collections.abc import Callable
 
 from homing.engine.memory.entries import OwnerMemory
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import OwnerRef
-from homing.operator import logs, metrics
+from homing.operator import loader, logs, metrics
+from homing.operator.loader import ENCODE_INLINE
+from homing.operator.retries import NamespaceGone, Retry, SchemaOutdated, backoff, namespace_gone
 from homing.operator.kube import MERGE_PATCH, Kube, KubeError
 from homing.placementmemory import (
     GROUP,
@@ -26,12 +24,7 @@ from homing.placementmemory import (
     STATUS_BUDGET,
     VERSION,
     Encoded,
-    Fragment,
-    NameMismatch,
-    belonging,
     encode,
-    merge,
-    read_object,
     resource_body,
     shard_name,
     snapshot,
@@ -39,54 +32,8 @@ from homing.placementmemory import (
 
 log = logs.get("homing.store")
 
-BACKOFF_FIRST = 2.0  # seconds before the first retry of a failed write
-BACKOFF_MAX = 300.0
-LOAD_PAGE = 50  # objects a listing page: under 13 MiB of JSON however large they are
-ENCODE_INLINE = 256  # owners this small are encoded and decoded on the loop: a thread hop costs more
-
-
-def _entries_in(item: dict) -> int:
-    """About how many ranks and pool homes an object holds, without decoding it."""
-    status = item.get("status") if isinstance(item.get("status"), dict) else {}
-    rows = sum(len(status.get(f) or "") for f in ("rankRows", "poolRows") if isinstance(status.get(f), str))
-    listed = sum(len(status.get(f) or ()) for f in ("ranks", "pool") if isinstance(status.get(f), list))
-    return rows // 16 + listed
-
-
 def _collection(namespace: str) -> str:
     return f"/apis/{GROUP}/{VERSION}/namespaces/{namespace}/{PLURAL}"
-
-
-class NamespaceGone(Exception):
-    """The owner's namespace is deleted or terminating: nothing can be created there again."""
-
-
-class SchemaOutdated(Exception):
-    """The API server dropped the compact fields: its PlacementMemory CRD is older than homing."""
-
-
-def namespace_gone(err: KubeError, namespace: str) -> bool:
-    """A create refused because the namespace is going (403 NamespaceTerminating) or gone
-    (404 naming the namespace, not the resource: that would be a missing CRD)."""
-    if err.status == 403:
-        return "NamespaceTerminating" in err.body or "is being terminated" in err.body
-    if err.status != 404:
-        return False
-    try:
-        details = json.loads(err.body).get("details") or {}
-    except (ValueError, AttributeError):
-        return False
-    return details.get("kind") == "namespaces" and details.get("name") == namespace
-
-
-@dataclass(slots=True)
-class Retry:
-    failures: int
-    not_before: float  # on the store's clock
-
-
-def backoff(failures: int) -> float:
-    return min(BACKOFF_FIRST * 2 ** min(failures - 1, 20), BACKOFF_MAX)
 
 
 class Store:
@@ -107,70 +54,11 @@ class Store:
 
     # -- start-up -------------------------------------------------------------------------
     async def load(self, index: MemoryIndex) -> int:
-        """Adopt every owner with a readable primary object; returns the objects used.
-        Large objects decode in a worker thread, and the loop runs between any two."""
-        parts: dict[str, list[Fragment]] = {}
-        async for items in self._pages():
-            for item in items:
-                fragment = await self._read(item)
-                if fragment is not None:
-                    parts.setdefault(fragment.owner.key, []).append(fragment)
-                await asyncio.sleep(0)
-        loaded = 0
-        for key, fragments in parts.items():
-            loaded += await self._adopt(index, key, fragments)
-            await asyncio.sleep(0)
-        return loaded
-
-    async def _pages(self) -> AsyncIterator[list[dict]]:
-        """The listing a page at a time, so that start-up holds one page of JSON, not all."""
-        path, token = f"/apis/{GROUP}/{VERSION}/{PLURAL}", ""
-        while True:
-            query = [("limit", str(LOAD_PAGE))] + ([("continue", token)] if token else [])
-            try:
-                page = await self.kube.request("GET", path, query=query)
-            except KubeError as err:
-                if err.status == 404:
-                    raise RuntimeError("the PlacementMemory CRD is not installed: kubectl apply -k manifests/") from err
-                raise
-            yield page.get("items") or []
-            token = (page.get("metadata") or {}).get("continue") or ""
-            if not token:
-                return
-
-    async def _read(self, item: dict) -> Fragment | None:
-        meta = item.get("metadata") or {}
-        where = {"name": meta.get("name"), "namespace": meta.get("namespace")}
-        try:
-            if _entries_in(item) <= ENCODE_INLINE:
-                return read_object(item)
-            return await asyncio.to_thread(read_object, item)
-        except pydantic.ValidationError as err:
-            first = str(err.errors()[0]["msg"]) if err.errors() else ""
-            self._skipped("invalid status", where, errors=err.error_count(), first_error=first)
-        except NameMismatch:
-            self._skipped("name does not match its owner", where)
-        except Exception as err:  # any object, however broken, costs a warning, never the start-up
-            self._skipped("unreadable", where, error=f"{type(err).__name__}: {err}"[:300])
-        return None
-
-    async def _adopt(self, index: MemoryIndex, key: str, fragments: list[Fragment]) -> int:
-        self.shards[key] = max(f.index for f in fragments)  # the next write deletes any left over
-        try:
-            parts = belonging(fragments)
-            large = sum(len(f.ranks) + len(f.pool) for f in parts) > ENCODE_INLINE
-            index.adopt(await asyncio.to_thread(merge, parts) if large else merge(parts))
-        except Exception as err:
-            names = sorted(f.name for f in fragments)
-            self._skipped("its objects do not make one memory", {"names": names[:5]}, error=str(err)[:300])
-            return 0
-        self.created.add(key)
-        return len(parts)
-
-    @staticmethod
-    def _skipped(why: str, where: dict, **detail: object) -> None:
-        metrics.STORE_ERRORS.inc()
-        log.warning(f"PlacementMemory skipped: {why}", **where, **detail)
+        """Adopt every owner with a readable primary object (loader.py); returns the objects used."""
+        found = await loader.load(self.kube, index)
+        self.shards.update(found.shards)  # the next write deletes any left over
+        self.created.update(found.adopted)
+        return found.objects
 
     # -- writes ---------------------------------------------------------------------------
     async def flush(self, index: MemoryIndex) -> list[str]:

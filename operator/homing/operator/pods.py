@@ -1,0 +1,107 @@
+"""The pod watch's adapter: scope, the pod's view, the lifecycle step (engine/lifecycle.py),
+and the effects it returns turned into logs, metrics and Events."""
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import Any
+
+import structlog
+
+from homing.config import Settings
+from homing.engine import lifecycle
+from homing.engine.admission import topology_of
+from homing.engine.memory.index import MemoryIndex
+from homing.engine.podview import PodView, pod_view
+from homing.engine.scope import accelerator_resources
+from homing.operator import metrics
+from homing.operator.cluster import ClusterState, never_raises
+from homing.operator.events import EventPoster
+
+_WARNED_LIMIT = 100_000
+
+
+class PodObserver:
+    def __init__(
+        self, settings: Settings, index: MemoryIndex, cluster: ClusterState, events: EventPoster | None = None
+    ) -> None:
+        self.settings, self.index, self.cluster, self.events = settings, index, cluster, events
+        lt = settings.lifetimes
+        self.policy = lifecycle.Policy(fault_memory=lt.fault_memory_seconds, durable_seen_every=lt.durable_seen_seconds)
+        self._warned: set[str] = set()
+
+    def tracked(self, pod: dict) -> bool:
+        meta = pod.get("metadata") or {}
+        label = (meta.get("labels") or {}).get(self.settings.scope.pod_label)
+        if label == "false":
+            return False
+        if meta.get("namespace") not in self.cluster.opted_in and label != "true":
+            return False
+        return bool(accelerator_resources(pod, self.settings.scope.resource_prefixes))
+
+    @never_raises
+    def observe(self, event: str | None, pod: dict, now: float | None = None) -> None:
+        now = time.time() if now is None else now
+        uid = (pod.get("metadata") or {}).get("uid")
+        if not uid:
+            return
+        self._occupy(event, uid, pod)
+        view = pod_view(pod, self.cluster.workloads, self.settings.bounds.max_rank_part) if self.tracked(pod) else None
+        if view is None:
+            lifecycle.untracked(self.index, uid, now)  # orphaned or opted out: not a live pod any more
+            return
+        rank = view.rank.rank.key if view.rank.rank else None
+        log = structlog.get_logger("homing.memory").bind(owner=view.owner.display, rank=rank, pod=view.name, node=view.node)
+        self._warn_bad_rank(pod, view, log)
+        group = self._group(pod, view) if rank and view.node else None
+        for effect in lifecycle.observe(self.index, event, view, self.cluster.snapshot, now, self.policy, group):
+            self._report(effect, pod, view, log)
+
+    @never_raises
+    def relisted(self, uids: Iterable[str], now: float | None = None) -> None:
+        gone = lifecycle.relisted(self.index, uids, time.time() if now is None else now)
+        if gone:
+            structlog.get_logger("homing.memory").info("pods missing from the re-list treated as deleted", pods=len(gone))
+
+    def _occupy(self, event: str | None, uid: str, pod: dict) -> None:
+        """Which node each accelerator pod of any workload sits on (the outcome's home-busy)."""
+        status = (pod.get("status") or {}).get("phase")
+        node = (pod.get("spec") or {}).get("nodeName")
+        here = event != lifecycle.DELETED and status not in ("Succeeded", "Failed") and node
+        if here and accelerator_resources(pod, self.settings.scope.resource_prefixes):
+            self.index.occupy(uid, node)
+        else:
+            self.index.occupy(uid, None)
+
+    def _group(self, pod: dict, view: PodView) -> str | None:
+        c = self.cluster
+        return topology_of(pod, c.podgroups, c.snapshot, self.settings, [view.node]).group
+
+    def _report(self, effect: lifecycle.Effect, pod: dict, view: PodView, log: Any) -> None:
+        match effect:
+            case lifecycle.Remembered(moved_from=moved_from):
+                log.info("bound: remembered", previous_node=moved_from)
+            case lifecycle.Warmed():
+                log.info("running: node is warm")
+            case lifecycle.Faulted(reason=reason):
+                log.warning("pod ended on a faulty node: avoiding it", reason=reason)
+            case lifecycle.Placed(home=home, node=node, outcome=outcome):
+                metrics.PLACEMENTS.labels(outcome.result).inc()
+                log.info("placement outcome", home=home, outcome=outcome.result, why=outcome.reason)
+                if not self.events:
+                    return
+                if outcome.result == "home":
+                    self.events.post(pod, "Normal", "ReturnedHome", f"bound to its home node {node}")
+                else:
+                    message = f"bound to {node}, home was {home} ({outcome.result}: {outcome.reason})"
+                    self.events.post(pod, "Normal", "PlacedAwayFromHome", message)
+
+    def _warn_bad_rank(self, pod: dict, view: PodView, log: Any) -> None:
+        if not view.rank.warning or view.uid in self._warned:
+            return
+        if len(self._warned) >= _WARNED_LIMIT:
+            self._warned.clear()
+        self._warned.add(view.uid)
+        log.warning("invalid rank", detail=view.rank.warning)
+        if self.events:
+            self.events.post(pod, "Warning", "InvalidRank", view.rank.warning)

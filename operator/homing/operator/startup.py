@@ -1,0 +1,94 @@
+"""Start-up and the watches (SPEC 2.1, 10): memory first, then the live cluster on top of
+it, before any admission is served. Every watch is a supervised Reflector: listed page by
+page, resumed from its last version, listed again after a 410, and judged fresh or stale
+by liveness. A re-list of pods treats every pod it no longer has as deleted."""
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from homing.engine.topology import mindcluster
+from homing.operator import logs
+from homing.operator.kube import Kube, KubeError
+from homing.operator.reflector import Reflector
+from homing.operator.runtime import Runtime
+from homing.operator.selfhealth import Supervisor
+from homing.placementmemory import GROUP, PLURAL, VERSION, primary_owner_key
+
+log = logs.get("homing.startup")
+
+Handle = Callable[[str | None, dict], None]
+OPTIONAL_RETRY_SECONDS = 60.0  # how often to look for a CRD (Volcano's) that is not installed yet
+
+
+def cluster_watches(rt: Runtime) -> list[tuple[str, str, Handle, bool]]:
+    """(resource, path, handler, optional): what the index needs before pods make sense."""
+    c = rt.cluster
+    return [
+        ("namespaces", "/api/v1/namespaces", c.observe_namespace, False),
+        ("replicasets", "/apis/apps/v1/replicasets", c.observe_replicaset, False),
+        ("nodes", "/api/v1/nodes", c.observe_node, False),
+        ("hypernodes", "/apis/topology.volcano.sh/v1alpha1/hypernodes", c.observe_hypernode, True),
+        ("podgroups", "/apis/scheduling.volcano.sh/v1beta1/podgroups", c.observe_podgroup, True),
+    ]
+
+
+async def installed(kube: Kube, path: str) -> bool:
+    try:
+        await kube.request("GET", path, query=[("limit", "1")])
+        return True
+    except KubeError as err:
+        if err.status == 404:
+            return False
+        raise
+
+
+async def _watch_when_installed(kube: Kube, sup: Supervisor, reflector: Reflector) -> None:
+    """A Volcano CRD installed after homing started: watch it from then on."""
+    while not await installed(kube, reflector.path):
+        await asyncio.sleep(OPTIONAL_RETRY_SECONDS)
+    log.info("resource installed; watching it now", resource=reflector.resource)
+    sup.watch(reflector)
+    await asyncio.Event().wait()  # a supervised loop: ending would read as dead
+
+
+async def load(rt: Runtime, kube: Kube, sup: Supervisor) -> None:
+    waiting: list[Reflector] = []
+    for resource, path, handle, optional in cluster_watches(rt):
+        reflector = Reflector(kube, resource, path, handle)
+        if optional and not await installed(kube, path):
+            log.info("Volcano resource not installed; its topology source is off until it appears", path=path)
+            sup.spawn(f"await:{resource}", lambda r=reflector: _watch_when_installed(kube, sup, r), restart=True)
+            continue
+        sup.watch(reflector)
+        waiting.append(reflector)
+    await asyncio.gather(*(r.listed_once.wait() for r in waiting))
+    assert rt.store is not None
+    loaded = await rt.store.load(rt.index)
+    sup.watch(Reflector(kube, "placementmemories", f"/apis/{GROUP}/{VERSION}/{PLURAL}", lambda t, o: memory_event(rt, t, o)))
+    pods = Reflector(kube, "pods", "/api/v1/pods", rt.pods.observe, listed=rt.pods.relisted)
+    sup.watch(pods)
+    await pods.listed_once.wait()
+    log.info("memory loaded", owners=len(rt.index.owners), ranks=rt.index.rank_count, resources=loaded)
+
+
+def memory_event(rt: Runtime, event: str | None, body: dict) -> None:
+    """Deleted by garbage collection (owner gone) or by hand (reset): forget it too."""
+    key = primary_owner_key(body) if event == "DELETED" else None  # shards 2.. come and go with the owner's size
+    if key is not None and rt.index.forget(key) is not None:
+        if rt.store is not None:
+            rt.store.forgotten(key)
+        log.info("memory dropped with its PlacementMemory", owner_key=key, name=(body.get("metadata") or {}).get("name"))
+
+
+def configmap_watches(rt: Runtime, kube: Kube, sup: Supervisor, copier: Handle | None) -> None:
+    """MindCluster's per-node ConfigMaps, in their own namespaces (a Role there, not cluster-wide)."""
+    def prefixed(prefix: str) -> Callable[[dict], bool]:
+        return lambda cm: ((cm.get("metadata") or {}).get("name") or "").startswith(prefix)
+
+    if rt.settings.topology.noded:
+        path = f"/api/v1/namespaces/{mindcluster.NODE_INFO_NAMESPACE}/configmaps"
+        sup.watch(Reflector(kube, "noded", path, rt.cluster.observe_nodeinfo, keep=prefixed(mindcluster.NODE_INFO_PREFIX)))
+    if copier is not None:
+        path = f"/api/v1/namespaces/{mindcluster.DEVICE_INFO_NAMESPACE}/configmaps"
+        sup.watch(Reflector(kube, "deviceinfo", path, copier, keep=prefixed(mindcluster.DEVICE_INFO_PREFIX)))

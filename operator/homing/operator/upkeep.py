@@ -1,0 +1,69 @@
+"""The background loops of the writing replica: flush dirty owners to their
+PlacementMemory (at most one write per owner per interval) and sweep (TTL, size bound,
+fault expiry, stale promises). Each pass survives any exception; the Supervisor
+(selfhealth.py) restarts a loop that dies anyway and fails liveness if it keeps dying."""
+from __future__ import annotations
+
+import asyncio
+import time
+
+from homing.config import Settings
+from homing.engine.memory.entries import OwnerMemory
+from homing.engine.memory.index import MemoryIndex
+from homing.operator import logs, metrics
+from homing.operator.store import Store
+
+log = logs.get("homing.upkeep")
+
+
+def forget_stale(index: MemoryIndex, settings: Settings, now: float) -> list[OwnerMemory]:
+    """Forget owners past their TTL, then the least recently seen over the size bound."""
+    lifetimes = settings.lifetimes
+    gone = [m for m in map(index.forget, index.expired(now, lifetimes.ttl_seconds)) if m is not None]
+    gone += [m for m in map(index.forget, index.over_bound(settings.bounds.max_ranks)) if m is not None]
+    index.drop_expired_faults(now, lifetimes.fault_memory_seconds)
+    index.drop_expired_promises(now)
+    return gone
+
+
+def forget_owner(index: MemoryIndex, store: Store | None, key: str, why: str) -> None:
+    mem = index.forget(key)
+    if store is not None:
+        store.forgotten(key)
+    if mem is not None:
+        log.info("owner forgotten", owner=mem.owner.display, why=why)
+
+
+def forget_namespace(index: MemoryIndex, store: Store | None, namespace: str) -> None:
+    """A namespace that is gone or terminating takes its owners with it (nothing can be written there)."""
+    for key in index.owners_in(namespace):
+        forget_owner(index, store, key, "namespace gone")
+
+
+def refresh_gauges(index: MemoryIndex) -> None:
+    metrics.MEMORY_OWNERS.set(len(index.owners))
+    metrics.MEMORY_RANKS.set(index.rank_count)
+
+
+async def flush_once(index: MemoryIndex, store: Store) -> None:
+    for key in await store.flush(index) or ():  # owners whose namespace is gone
+        forget_owner(index, store, key, "namespace gone")
+    refresh_gauges(index)
+
+
+async def flush_forever(index: MemoryIndex, store: Store, settings: Settings) -> None:
+    while True:
+        await asyncio.sleep(settings.lifetimes.write_interval_seconds)
+        await flush_once(index, store)
+
+
+async def sweep_once(index: MemoryIndex, store: Store, settings: Settings) -> None:
+    for mem in forget_stale(index, settings, time.time()):
+        log.info("owner forgotten", owner=mem.owner.display, ranks=len(mem.ranks), why="ttl or size bound")
+        await store.delete(mem.owner)
+
+
+async def sweep_forever(index: MemoryIndex, store: Store, settings: Settings) -> None:
+    while True:
+        await asyncio.sleep(settings.lifetimes.sweep_interval_seconds)
+        await sweep_once(index, store, settings)

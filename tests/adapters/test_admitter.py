@@ -1,0 +1,48 @@
+"""The webhook's adapter never raises and never patches on an internal error (issue 9,
+defect 13: an exception from building the patch used to escape into kopf, which turned
+it into a rejected pod)."""
+from __future__ import annotations
+
+import pytest
+
+from homing.config import Settings
+from homing.engine.memory.index import MemoryIndex
+from homing.engine.model import Health, NodeState
+from homing.operator.admitter import Admitter
+from homing.operator.cluster import ClusterState
+from tests.engine.helpers import NOW, owner, pod
+
+JOB = owner(kind="Job", name="train")
+
+
+def admitter() -> Admitter:
+    settings = Settings()
+    index, cluster = MemoryIndex(), ClusterState(settings)
+    cluster.snapshot.put(NodeState("n1", Health.HEALTHY))
+    index.record_bind(JOB, "0", "n1", (), NOW - 10)
+    return Admitter(settings, index, cluster)
+
+
+def rank0(affinity=None) -> dict:
+    p = pod(name="train-0", controller=JOB, annotations={"volcano.sh/task-index": "0"}, uid="")
+    if affinity is not None:
+        p["spec"]["affinity"] = affinity
+    return p
+
+
+def test_a_well_formed_pod_is_sent_home():
+    decision, ops = admitter().admit(rank0(), dryrun=False, now=NOW)
+    assert (decision.outcome, decision.home) == ("home", "n1")
+    assert any(op["path"] == "/spec/affinity" for op in ops)
+
+
+@pytest.mark.parametrize(
+    "affinity",
+    [
+        pytest.param(["not", "a", "mapping"], id="affinity-a-list"),
+        pytest.param({"nodeAffinity": "nonsense"}, id="node-affinity-a-string"),
+    ],
+)
+def test_a_patch_that_cannot_be_built_admits_the_pod_unchanged(affinity):
+    decision, ops = admitter().admit(rank0(affinity), dryrun=False, now=NOW)
+    assert decision.outcome == "error" and ops == []

@@ -1,0 +1,110 @@
+"""Issue 9 on the real control plane: memory survives a restart after a long quiet run,
+and a pod deleted while the pod watch was away stops occupying its home once listed again."""
+from __future__ import annotations
+
+import asyncio
+import datetime
+
+import pytest
+
+from homing.config import Settings
+from homing.operator.reflector import Reflector
+from homing.operator import metrics, upkeep
+from homing.operator.runtime import Runtime
+from homing.operator.store import Store
+from homing_e2e import objects as o
+
+pytestmark = pytest.mark.cluster
+
+PMEM = "/apis/homing.io/v1alpha1/namespaces/{ns}/placementmemories"
+
+
+def _days_ago(days: float) -> str:
+    moment = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(days=days)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+async def _only_memory(kube, ns) -> dict | None:
+    mems = await o.placement_memories(kube, ns)
+    return mems[0] if len(mems) == 1 else None
+
+
+async def test_an_owner_quiet_for_four_days_survives_scale_to_zero_and_a_restart(kube, operator, ns):
+    """Defect 1: the stored lastSeen was the last *write*. A workload that ran 4 days
+    unchanged, then scaled to zero, was forgotten by the first sweep after a restart."""
+    a, _, owner, ann = await o.rank_ran_on_a(kube, ns)
+    mem = await o.eventually(lambda: _only_memory(kube, ns), what="PlacementMemory written")
+    operator.stop(kill=True)
+    name = mem["metadata"]["name"]
+    await kube.request(  # as if the last write was 4 days ago: nothing changed since
+        "PATCH", f"{PMEM.format(ns=ns)}/{name}/status", body={"status": {"lastSeen": _days_ago(4)}},
+        content_type="application/merge-patch+json",
+    )
+    operator.start()
+    await o.delete_pod(kube, ns, "job-0")  # scaled to zero
+    await asyncio.sleep(3)  # a flush or two
+    operator.stop(kill=True)
+    operator.start()
+    await asyncio.sleep(12)  # two sweeps (HOMING_LIFETIMES__SWEEP_INTERVAL_SECONDS=5)
+    kept = await _only_memory(kube, ns)
+    assert kept is not None, "the owner's memory was forgotten after the restart"
+    assert kept["status"]["lastSeen"] > _days_ago(1)
+    again = await o.pod(kube, ns, "job-0", owner=owner, annotations=ann)
+    assert o.home(again) == a
+
+
+async def test_a_pod_deleted_while_the_watch_was_away_no_longer_occupies_its_home(kube, ns):
+    """Defect 3 / SPEC 10: after a 410 re-list, pods the listing lacks are deleted."""
+    rt = Runtime(Settings())
+    rt.cluster.opted_in.add(ns)
+    pods = Reflector(kube, "pods", f"/api/v1/namespaces/{ns}/pods", rt.pods.observe, listed=rt.pods.relisted)
+    a = await o.node(kube, f"a-{ns}")
+    owner = await o.owner_stand_in(kube, ns, "job")
+    key = f"{ns}/{owner['uid']}"
+    await o.pod(kube, ns, "job-0", owner=owner, annotations={"volcano.sh/task-index": "0"})
+    await o.bind(kube, ns, "job-0", a)
+    task = asyncio.create_task(pods.run())
+    try:
+        await o.eventually(lambda: _async(rt.index.occupied_nodes(key) == {a}), what="home occupied")
+    finally:
+        task.cancel()
+    await o.delete_pod(kube, ns, "job-0")  # while the watch is away
+    # Listing again is what a 410 Gone leads to (tests/integration/test_reflector.py forces
+    # the 410 itself on a fresh CRD; the pod watch cache here still replays from version 1).
+    pods = Reflector(kube, "pods", f"/api/v1/namespaces/{ns}/pods", rt.pods.observe, listed=rt.pods.relisted)
+    task = asyncio.create_task(pods.run())
+    try:
+        await o.eventually(lambda: _async(not rt.index.has_live_pods(key)), what="phantom dropped by the re-list")
+    finally:
+        task.cancel()
+    assert rt.index.occupied_nodes(key) == set() and not rt.index.occupied_by_others(a, "")
+    assert rt.index.owner(key).ranks["0"].node == a, "the memory itself is kept"
+
+
+async def _async(value):
+    return value
+
+
+@pytest.mark.parametrize("namespace_event_seen", [True, False], ids=["event-seen", "event-missed"])
+async def test_a_deleted_namespace_takes_its_owners_along(kube, namespace_event_seen):
+    """Defect 11: pods bound in a namespace deleted before the first write used to leave
+    "PlacementMemory not written" every second for 72 h, the owner kept in memory."""
+    ns = await o.namespace(kube, f"gone-{o.short_id()}")
+    rt = Runtime(Settings(), store=Store(kube))
+    rt.cluster.observe_namespace("ADDED", await kube.request("GET", f"/api/v1/namespaces/{ns}"))
+    a = await o.node(kube, f"a-{ns}")
+    owner = await o.owner_stand_in(kube, ns, "job")
+    await o.pod(kube, ns, "job-0", owner=owner, annotations={"volcano.sh/task-index": "0"})
+    await o.bind(kube, ns, "job-0", a)
+    rt.pods.observe("ADDED", await o.get_pod(kube, ns, "job-0"))
+    key = f"{ns}/{owner['uid']}"
+    assert key in rt.index.dirty
+    await kube.request("DELETE", f"/api/v1/namespaces/{ns}")
+    if namespace_event_seen:
+        rt.cluster.observe_namespace("MODIFIED", await kube.request("GET", f"/api/v1/namespaces/{ns}"))
+        assert rt.index.owner(key) is None, "a terminating namespace takes its owners at once"
+    errors = metrics.STORE_ERRORS._value.get()
+    await upkeep.flush_once(rt.index, rt.store)
+    assert rt.index.owner(key) is None and key not in rt.index.dirty
+    await upkeep.flush_once(rt.index, rt.store)
+    assert metrics.STORE_ERRORS._value.get() == errors, "no write tried, none failed"
