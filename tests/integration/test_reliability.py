@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import time
 
 import pytest
 
 from homing.config import Settings
+from homing.engine.memory.index import MemoryIndex
+from homing.engine.model import OwnerRef
 from homing.operator.reflector import Reflector
 from homing.operator import metrics, upkeep
+from homing.operator.kube import Kube
 from homing.operator.runtime import Runtime
+from homing.operator.selfhealth import Supervisor
 from homing.operator.store import Store
+from homing.operator.upkeep import Sweeper
 from homing_e2e import objects as o
 
 pytestmark = pytest.mark.cluster
@@ -108,3 +114,48 @@ async def test_a_deleted_namespace_takes_its_owners_along(kube, namespace_event_
     assert rt.index.owner(key) is None and key not in rt.index.dirty
     await upkeep.flush_once(rt.index, rt.store)
     assert metrics.STORE_ERRORS._value.get() == errors, "no write tried, none failed"
+
+
+class _TimesOutOnce(Kube):
+    """The real client; its first DELETE gets a deadline no API server can meet."""
+
+    armed = True
+
+    async def request(self, method, path, *args, **kwargs):
+        if method == "DELETE" and self.armed:
+            self.armed = False
+            kwargs["timeout"] = 0.000001
+        return await super().request(method, path, *args, **kwargs)
+
+
+async def test_the_sweeper_survives_an_api_timeout_and_deletes_what_it_left(kubeconfig, kube, ns):
+    """Defect 2: one asyncio.TimeoutError out of the sweeper's delete ended sweeping for
+    the life of the process. Now the loop lives on, and the delete is tried again."""
+    flaky = _TimesOutOnce((await Kube.connect(str(kubeconfig))).api)
+    settings = Settings(lifetimes={"ttl_seconds": 2, "sweep_interval_seconds": 0.3})
+    index, store = MemoryIndex(), Store(flaky)
+    old, newer = owner_ref(ns, "old"), owner_ref(ns, "newer")
+    now = time.time()
+    for ref, seen in ((old, now - 60), (newer, now - 1)):  # `newer` expires a sweep or two later
+        index.record_bind(ref, "0", f"n-{ref.name}", (), seen)
+        index.owner(ref.key).last_seen = seen
+    await store.flush(index)
+    assert len(await o.placement_memories(kube, ns)) == 2
+    errors = metrics.STORE_ERRORS._value.get()
+    sup = Supervisor()
+    sup.spawn("sweep", Sweeper(index, store, settings).forever)
+    try:
+        await o.eventually(lambda: _none_left(kube, ns), timeout=20, what="both PlacementMemories deleted")
+        assert not flaky.armed and metrics.STORE_ERRORS._value.get() > errors, "the delete timed out once"
+        assert sup.loops["sweep"].failures == 0 and sup.problems() == []
+    finally:
+        await sup.close()
+        await flaky.close()
+
+
+async def _none_left(kube, ns) -> bool:
+    return await o.placement_memories(kube, ns) == []
+
+
+def owner_ref(ns: str, name: str) -> OwnerRef:
+    return OwnerRef(api_version="v1", kind="ConfigMap", name=name, namespace=ns, uid=f"uid-{name}-{o.short_id()}")

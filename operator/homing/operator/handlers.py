@@ -52,7 +52,7 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: object) -
     assert rt.store is not None
     store = rt.store
     sup.spawn("flush", lambda: upkeep.flush_forever(rt.index, store, config))
-    sup.spawn("sweep", lambda: upkeep.sweep_forever(rt.index, store, config))
+    sup.spawn("sweep", upkeep.Sweeper(rt.index, store, config).forever)
     copier = DeviceInfoCopier(rt, kube).handle if config.topology.device_info else None
     startup.configmap_watches(rt, kube, sup, copier)
     upkeep.refresh_gauges(rt.index)

@@ -191,14 +191,16 @@ class Store:
         log.warning("PlacementMemory not written: namespace gone", owner=owner.display, namespace=owner.namespace)
 
     # -- forgetting -----------------------------------------------------------------------
-    async def delete(self, owner: OwnerRef) -> None:
+    async def delete(self, owner: OwnerRef) -> bool:
         """Delete every object of a forgotten owner, the primary first (a shard without it
-        is ignored by the loader). Never raises: a failure is logged and left behind."""
+        is ignored by the loader). Never raises: False when something was left behind, to
+        be tried again (what the store knows of the owner stays until then)."""
         last = max(self.shards.get(owner.key, 1), 1)
-        self.forgotten(owner.key)
         for number in range(1, last + 1):
             if not await self._delete_object(owner, number):
-                return
+                return False
+        self.forgotten(owner.key)
+        return True
 
     async def _delete_object(self, owner: OwnerRef, number: int) -> bool:
         name = shard_name(owner, number)

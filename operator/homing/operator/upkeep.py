@@ -10,6 +10,7 @@ import time
 from homing.config import Settings
 from homing.engine.memory.entries import OwnerMemory
 from homing.engine.memory.index import MemoryIndex
+from homing.engine.model import OwnerRef
 from homing.operator import logs, metrics
 from homing.operator.store import Store
 
@@ -57,13 +58,24 @@ async def flush_forever(index: MemoryIndex, store: Store, settings: Settings) ->
         await flush_once(index, store)
 
 
-async def sweep_once(index: MemoryIndex, store: Store, settings: Settings) -> None:
-    for mem in forget_stale(index, settings, time.time()):
-        log.info("owner forgotten", owner=mem.owner.display, ranks=len(mem.ranks), why="ttl or size bound")
-        await store.delete(mem.owner)
+class Sweeper:
+    """Forgets stale owners and deletes their PlacementMemory; a delete that failed (a
+    timeout, the API server away) is tried again at the next sweep, unless the owner came
+    back meanwhile."""
 
+    def __init__(self, index: MemoryIndex, store: Store, settings: Settings) -> None:
+        self.index, self.store, self.settings = index, store, settings
+        self.leftovers: dict[str, OwnerRef] = {}  # owner key -> owner whose objects remain
 
-async def sweep_forever(index: MemoryIndex, store: Store, settings: Settings) -> None:
-    while True:
-        await asyncio.sleep(settings.lifetimes.sweep_interval_seconds)
-        await sweep_once(index, store, settings)
+    async def once(self) -> None:
+        for mem in forget_stale(self.index, self.settings, time.time()):
+            log.info("owner forgotten", owner=mem.owner.display, ranks=len(mem.ranks), why="ttl or size bound")
+            self.leftovers[mem.owner.key] = mem.owner
+        for key, owner in list(self.leftovers.items()):
+            if key in self.index.owners or await self.store.delete(owner):
+                del self.leftovers[key]
+
+    async def forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.lifetimes.sweep_interval_seconds)
+            await self.once()
