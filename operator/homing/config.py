@@ -17,7 +17,11 @@ class Weights(BaseModel):
 
     home: int = 100
     domains: list[int] = Field(default_factory=lambda: [50, 25, 12])  # innermost first
-    keep_clear: int = 5
+    # SPEC 4.4 inside a level: image-warm and clear > image-warm > clear > the rest. With the
+    # outermost domain at 12 and Kubernetes' normalisation step of 3, 6 and 3 is the largest
+    # pair that fits (SPEC 4.3's keep-clear 5 cannot have an image-warm step above it).
+    image_warm: int = 6
+    keep_clear: int = 3  # not a vacant home (of any owner, siblings included)
     avoid_fault: int = 100
     pool_home: int = 100
     pool_other: int = 50
@@ -30,6 +34,13 @@ class Weights(BaseModel):
         if problems:
             raise ValueError("weights cannot keep the SPEC 4.3 order: " + "; ".join(problems))
         return self
+
+
+class Preferences(BaseModel):
+    """SPEC 4.4: what a pod prefers beyond its home; each can be switched off."""
+
+    image_warm: bool = True  # nodes that hold the pod's images (kubelet status, where they ran)
+    vacant_homes: bool = True  # keep clear of every owner's vacant homes, not only siblings'
 
 
 class Scope(BaseModel):
@@ -101,6 +112,7 @@ class Settings(BaseSettings):
 
     scope: Scope = Field(default_factory=Scope)
     weights: Weights = Field(default_factory=Weights)
+    preferences: Preferences = Field(default_factory=Preferences)
     labels: Labels = Field(default_factory=Labels)
     topology: Topology = Field(default_factory=Topology)
     bounds: Bounds = Field(default_factory=Bounds)

@@ -76,7 +76,7 @@ def dom(level, weight, key, *values):
 
 
 def clear(*nodes):
-    return ("keep-clear", 5, HOSTNAME, "NotIn", tuple(nodes))
+    return ("keep-clear", SETTINGS.weights.keep_clear, HOSTNAME, "NotIn", tuple(nodes))
 
 
 def avoid(*nodes):
@@ -185,7 +185,7 @@ def test_patch_appends_terms_in_order_and_records_domains():
     patched = jsonpatch.apply_patch(p, d.patch(p))
     preferred = patched["spec"]["affinity"]["nodeAffinity"][PREFERRED]
     assert [(t["weight"], t["preference"]["matchExpressions"][0]["key"]) for t in preferred] == [
-        (100, HOSTNAME), (50, RACK_KEY), (25, SP_KEY), (5, HOSTNAME), (100, HOSTNAME)]
+        (100, HOSTNAME), (50, RACK_KEY), (25, SP_KEY), (SETTINGS.weights.keep_clear, HOSTNAME), (100, HOSTNAME)]
     assert preferred[1]["preference"]["matchExpressions"][0]["values"] == ["r1"]
     assert preferred[4]["preference"]["matchExpressions"][0] == {"key": HOSTNAME, "operator": "NotIn", "values": ["a2"]}
     annotations = patched["metadata"]["annotations"]

@@ -87,7 +87,7 @@ def test_node_strategy(case: Case):
     if "home" in terms:
         assert (terms["home"].weight, terms["home"].operator) == (100, Operator.IN)
     if "keep-clear" in terms:
-        assert (terms["keep-clear"].weight, terms["keep-clear"].operator) == (5, Operator.NOT_IN)
+        assert (terms["keep-clear"].weight, terms["keep-clear"].operator) == (Settings().weights.keep_clear, Operator.NOT_IN)
     if "avoid" in terms:
         assert (terms["avoid"].weight, terms["avoid"].operator) == (100, Operator.NOT_IN)
     assert placement.reason == case.reason
@@ -103,15 +103,15 @@ def test_no_memory_at_all():
 
 def test_weights_and_label_keys_come_from_settings():
     settings = Settings(
-        weights=Weights(home=60, domains=[40, 15], keep_clear=3, avoid_fault=60),
+        weights=Weights(home=70, domains=[40, 15], image_warm=8, keep_clear=4, avoid_fault=70),
         labels=Labels(hostname="example.com/host"),
     )
     mem = memory(ranks={"0": "n0", "1": "n1"}, faults={"0": [("f1", NOW)]})
     terms = by_role(node_strategy(context("0", mem, snapshot(ALL), settings)).terms)
     assert {r: (t.weight, t.key) for r, t in terms.items()} == {
-        "home": (60, "example.com/host"),
-        "keep-clear": (3, "example.com/host"),
-        "avoid": (60, "example.com/host"),
+        "home": (70, "example.com/host"),
+        "keep-clear": (4, "example.com/host"),
+        "avoid": (70, "example.com/host"),
     }
 
 

@@ -176,18 +176,21 @@ def test_scores_keep_the_spec_order(sc: Scenario):
 # -- the order classes of homing.engine.weights, checked by brute force --------------------------
 
 def _situations(w: Weights, levels: int):
-    """Every kind of node a rank can see, with its class (0 best, per SPEC 4.3) and the sum of
-    the weights of the terms it would match. `deepest` is the innermost of the rank's block
-    domains the node is in (domains nest: in level j means in every level outside j too)."""
+    """Every kind of node a rank can see, with its class (0 best, per SPEC 4.3 and 4.4) and
+    the sum of the weights of the terms it would match. `deepest` is the innermost of the
+    rank's block domains the node is in (domains nest: in level j means in every level
+    outside j too). Inside a level: image-warm and clear, image-warm, clear, the rest."""
     domains = w.domains[:levels]
+    extras = (w.image_warm + w.keep_clear, w.image_warm, w.keep_clear, 0)
+    fault = 1 + 4 * (levels + 1)
     out = []
     for deepest in range(levels + 1):  # 0..levels-1: in level deepest+1; levels: in none
         in_domains = sum(domains[deepest:])
-        out.append((0, w.home + in_domains + w.keep_clear + w.avoid_fault))  # own healthy home
-        for sibling in (False, True):
-            cls = 2 * deepest + 1 + sibling  # level1, level1-sibling, ..., elsewhere, elsewhere-sibling
-            out.append((cls, in_domains + (0 if sibling else w.keep_clear) + w.avoid_fault))
-            out.append((2 * levels + 3, in_domains + (0 if sibling else w.keep_clear)))  # a fault node
+        for warm in (0, w.image_warm):
+            out.append((0, w.home + in_domains + w.keep_clear + warm + w.avoid_fault))  # own healthy home
+        for k, extra in enumerate(extras):
+            out.append((1 + 4 * deepest + k, in_domains + extra + w.avoid_fault))
+            out.append((fault, in_domains + extra))  # a fault node
     return out
 
 
@@ -212,14 +215,15 @@ def _order_holds(w: Weights, levels: int) -> bool:
 @st.composite
 def passing_weights(draw) -> Weights:
     clear = draw(st.integers(1, 12))
+    warm = draw(st.integers(clear + 1, clear + 12))
     n = draw(st.integers(0, 3))
-    domains = [draw(st.integers(clear + 1, clear + 40)) for _ in range(n)]
+    domains = [draw(st.integers(warm + clear + 1, warm + clear + 40)) for _ in range(n)]
     total = sum(domains)
     home = draw(st.integers(min(100, total + 1), 100))
-    avoid = draw(st.integers(min(100, total + clear + 1), 100))
+    avoid = draw(st.integers(min(100, total + warm + clear + 1), 100))
     pool_other = draw(st.integers(1, 99))
     pool_home = draw(st.integers(pool_other + 1, 100))
-    return Weights.model_construct(home=home, domains=domains, keep_clear=clear, avoid_fault=avoid,
+    return Weights.model_construct(home=home, domains=domains, image_warm=warm, keep_clear=clear, avoid_fault=avoid,
                                    pool_home=pool_home, pool_other=pool_other)
 
 
@@ -245,6 +249,7 @@ def test_weights_that_pass_keep_the_order(w):
         Weights.model_construct,
         home=st.integers(-5, 120),
         domains=st.lists(st.integers(-5, 120), max_size=4),
+        image_warm=st.integers(-5, 120),
         keep_clear=st.integers(-5, 120),
         avoid_fault=st.integers(-5, 120),
         pool_home=st.integers(-5, 120),

@@ -17,7 +17,8 @@ def _unchecked(**changes) -> Weights:
 
 def test_defaults_are_valid():
     w = Weights()
-    assert (w.home, w.domains, w.keep_clear, w.avoid_fault, w.pool_home, w.pool_other) == (100, [50, 25, 12], 5, 100, 100, 50)
+    assert (w.home, w.domains, w.image_warm, w.keep_clear, w.avoid_fault, w.pool_home, w.pool_other) == (
+        100, [50, 25, 12], 6, 3, 100, 100, 50)
     assert order_violations(w) == []
     Settings()  # constructs
 
@@ -28,8 +29,8 @@ def test_defaults_are_valid():
         pytest.param(dict(domains=[50, 25]), id="two-levels"),
         pytest.param(dict(domains=[50]), id="one-level"),
         pytest.param(dict(domains=[]), id="no-levels"),
-        pytest.param(dict(home=60, domains=[40, 15], keep_clear=3, avoid_fault=60), id="smaller-set"),
-        pytest.param(dict(keep_clear=10, domains=[50, 25]), id="keep-clear-10-two-levels"),
+        pytest.param(dict(home=70, domains=[40, 15], image_warm=6, keep_clear=3, avoid_fault=70), id="smaller-set"),
+        pytest.param(dict(image_warm=12, keep_clear=6, domains=[50, 25]), id="larger-steps-two-levels"),
         pytest.param(dict(pool_home=100, pool_other=99), id="pool-just-ordered"),
     ],
 )
@@ -43,9 +44,11 @@ def test_valid_custom_weights(changes):
     [
         pytest.param(dict(keep_clear=10, domains=[50, 25, 12, 6]), "three domain levels",
                      id="spec-keep-clear-10-fourth-level-6"),
-        pytest.param(dict(keep_clear=10), "level3-sibling", id="keep-clear-10-breaks-three-levels"),
+        pytest.param(dict(keep_clear=10), "level3", id="keep-clear-10-breaks-three-levels"),
+        pytest.param(dict(image_warm=7), "level3-rest", id="image-warm-7-reaches-the-outermost-domain"),
+        pytest.param(dict(image_warm=3, keep_clear=3), "warm", id="image-warm-not-above-keep-clear"),
         pytest.param(dict(keep_clear=13), "elsewhere", id="keep-clear-above-outermost-domain"),
-        pytest.param(dict(keep_clear=26, domains=[50, 25]), "level2-sibling", id="keep-clear-above-outer-of-two"),
+        pytest.param(dict(keep_clear=26, domains=[50, 25]), "level2", id="keep-clear-above-outer-of-two"),
         pytest.param(dict(home=101), "caps", id="home-over-100"),
         pytest.param(dict(avoid_fault=150), "caps", id="avoid-over-100"),
         pytest.param(dict(domains=[120, 25, 12]), "caps", id="domain-over-100"),
@@ -94,9 +97,9 @@ def test_settings_from_environment_are_validated(monkeypatch):
 
 def test_node_classes_best_first_for_defaults():
     classes = node_classes(Weights(), 3)
+    inside = ["warm-clear", "warm", "clear", "rest"]
     assert [c.name for c in classes] == [
-        "home", "level1", "level1-sibling", "level2", "level2-sibling", "level3", "level3-sibling",
-        "elsewhere", "elsewhere-sibling", "fault",
+        "home", *(f"{where}-{x}" for where in ("level1", "level2", "level3", "elsewhere") for x in inside), "fault",
     ]
     assert all(c.low <= c.high for c in classes)
     assert all(a.low > b.high for a, b in zip(classes, classes[1:]))

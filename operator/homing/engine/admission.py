@@ -9,7 +9,9 @@ from itertools import islice
 from pydantic import BaseModel, Field
 
 from homing.config import Settings
+from homing.engine.beyond_home import BeyondHome, vacant_homes, warm_nodes
 from homing.engine.identity import WorkloadIndex, resolve_owner, resolve_rank
+from homing.engine.images import pod_images
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import ClusterSnapshot, Term
 from homing.engine.patch import affinity_patch
@@ -38,6 +40,7 @@ class Decision(BaseModel):
     terms: list[Term] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
     promise: str | None = None
+    prefer: list[str] = Field(default_factory=list)  # SPEC 4.4 preferences that made a term
 
     def annotations(self) -> dict[str, str]:
         record = {"owner": self.owner, "rank": self.rank, "home": self.home, "reason": self.reason}
@@ -49,6 +52,8 @@ class Decision(BaseModel):
             record["avoid"] = self.avoided
         if self.truncated:
             record["truncated"] = True
+        if self.prefer:
+            record["prefer"] = self.prefer
         out = {DECISION_ANNOTATION: json.dumps(record, separators=(",", ":"), sort_keys=True)}
         if self.home:
             out[HOME_ANNOTATION] = self.home
@@ -90,6 +95,17 @@ def topology_of(
     return job_topology(facts, snapshot.max_tier)
 
 
+def beyond_home(
+    pod: dict, index: MemoryIndex, snapshot: ClusterSnapshot, settings: Settings, skip_owner: str | None
+) -> BeyondHome:
+    """SPEC 4.4's candidates, as configured: warm nodes and vacant homes to keep clear of."""
+    p, limit = settings.preferences, settings.bounds.max_term_values
+    return BeyondHome(
+        warm=warm_nodes(pod_images(pod), snapshot, index, limit) if p.image_warm else (),
+        vacant=vacant_homes(index, skip_owner, limit) if p.vacant_homes else (),
+    )
+
+
 def decide(
     pod: dict,
     index: MemoryIndex,
@@ -110,11 +126,13 @@ def decide(
     memory = index.owner(owner.key)
     hostname = settings.labels.hostname
     topology = NODE
-    if rank_result.rank is None:
+    rankless = rank_result.rank is None
+    beyond = beyond_home(pod, index, snapshot, settings, owner.key if rankless else None)
+    if rankless:
         taken = index.occupied_nodes(owner.key) | index.promised_nodes(owner.key, now)
         w = settings.weights
         placement = pool_strategy(
-            memory, snapshot, taken, w.pool_home, w.pool_other, hostname, settings.bounds.max_term_values
+            memory, snapshot, taken, w.pool_home, w.pool_other, hostname, settings.bounds.max_term_values, beyond, w
         )
     else:
         entry = memory.ranks.get(rank_result.rank.key) if memory else None
@@ -130,6 +148,7 @@ def decide(
             max_values=settings.bounds.max_term_values,
             fault_memory=settings.lifetimes.fault_memory_seconds,
             now=now,
+            beyond=beyond,
         )
         placement = node_strategy(ctx, block_domains(ctx, topology))
     return Decision(
@@ -147,4 +166,14 @@ def decide(
         terms=placement.terms,
         warnings=warnings,
         promise=placement.promise,
+        prefer=preferences_used(placement.terms, beyond),
     )
+
+
+def preferences_used(terms: list[Term], beyond: BeyondHome) -> list[str]:
+    """What the decision annotation says of SPEC 4.4: which preferences made a term."""
+    roles = {t.role for t in terms}
+    used = ["image-warm"] if "image-warm" in roles else []
+    if beyond.vacant and "keep-clear" in roles:
+        used.append("vacant-homes")
+    return used

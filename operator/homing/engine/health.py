@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from homing.config import Labels
+from homing.engine.images import node_images
 from homing.engine.model import Health, NodeState, Path
 from homing.engine.topology.resource_levels import LevelLabels, tree_of
 
@@ -73,4 +74,5 @@ def node_state(
         topology=path + hyper_path,
         keys=keys,
         npus=allocatable_npus(node, prefixes),
+        images=node_images(node),
     )

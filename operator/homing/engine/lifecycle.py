@@ -55,14 +55,22 @@ class Faulted:
 
 @dataclass(frozen=True, slots=True)
 class Placed:
-    """A pod sent home bound: where, against its home."""
+    """A pod sent home bound: where, against its home; and whether the node held its images."""
 
     home: str
     node: str
     outcome: Outcome
+    image_warm: bool = False
 
 
-Effect = Remembered | Warmed | Faulted | Placed
+@dataclass(frozen=True, slots=True)
+class PlacedWarm:
+    """A pod with no home, steered by image-warm (SPEC 4.4.1), bound where its images are."""
+
+    node: str
+
+
+Effect = Remembered | Warmed | Faulted | Placed | PlacedWarm
 
 
 def observe(
@@ -83,6 +91,7 @@ def observe(
         if before is None or not before.judged:
             _judge_end(index, view, rank, snapshot, now, policy, effects, listed=False)
         index.pod_gone(view.uid)
+        _left(index, key, before.node if before else view.node, now)
         if view.home and rank is None:
             index.release_promise(key, view.home, view.uid)
         index.touch(key, now, policy.durable_seen_every)
@@ -92,7 +101,7 @@ def observe(
 
     ending = view.ended or view.terminating
     judged = before is not None and before.judged
-    index.pod_seen(view.uid, LivePod(key, rank, view.node, view.terminating, judged))
+    index.pod_seen(view.uid, LivePod(key, rank, view.node, view.terminating, judged, view.running))
     index.touch(key, now, policy.durable_seen_every)
     if rank is None and view.home:
         if view.node:
@@ -104,7 +113,19 @@ def observe(
     if ending and not judged:
         _judge_end(index, view, rank, snapshot, now, policy, effects, listed=event is LISTED and before is None)
         index.live[view.uid].judged = True
+    if ending:
+        _left(index, key, view.node, now)
     return effects
+
+
+def _left(index: MemoryIndex, key: str, node: str | None, now: float) -> None:
+    """A pod of the owner stopped holding `node`: if that is one of the owner's homes and
+    no other pod of the owner holds it, the home is vacant (SPEC 4.4.2)."""
+    mem = index.owner(key)
+    if node is None or mem is None or node in index.occupied_nodes(key):
+        return
+    if node in mem.home_counts or node in mem.pool:
+        index.vacate(node, key, now)
 
 
 def _bound(
@@ -125,14 +146,29 @@ def _bound(
     refresh = new_bind and event is not LISTED
     if index.record_bind(view.owner, rank, view.node, snapshot.topology(view.node), now, group, refresh):
         effects.append(Remembered(view.node, previous if previous != view.node else None))
-    if view.home and event is not LISTED and new_bind:
-        outcome = classify(
-            view.home, view.node, snapshot, index.occupied_by_others(view.home, view.uid), view.domains
-        )
-        _count(index, view.owner.key, outcome.result)
-        effects.append(Placed(view.home, view.node, outcome))
-    if view.running and index.mark_warm(view.owner, rank, view.node, now):
-        effects.append(Warmed(view.node))
+    if event is not LISTED and new_bind:
+        warm = held_images(index, snapshot, view.images, view.node)
+        if view.home:
+            busy = index.occupied_by_others(view.home, view.uid)
+            outcome = classify(view.home, view.node, snapshot, busy, view.domains)
+            _count(index, view.owner.key, outcome.result)
+            effects.append(Placed(view.home, view.node, outcome, warm))
+        elif warm and "image-warm" in view.prefer:
+            effects.append(PlacedWarm(view.node))
+    index.reoccupy(view.node, view.owner.key)
+    if view.running:
+        if index.mark_warm(view.owner, rank, view.node, now):
+            effects.append(Warmed(view.node))
+        if new_bind or not before.running:
+            index.ran_images(view.images, view.node, now)
+
+
+def held_images(index: MemoryIndex, snapshot: ClusterSnapshot, images: tuple[str, ...], node: str) -> bool:
+    """Whether `node` held every one of `images` when the pod bound there."""
+    reported = snapshot.nodes.get(node)
+    if images and reported is not None and set(images) <= reported.images:
+        return True
+    return bool(images) and all(node in index.image_runs.get(image, ()) for image in images)
 
 
 def _count(index: MemoryIndex, key: str, result: str) -> None:
@@ -166,7 +202,10 @@ def untracked(index: MemoryIndex, pod_uid: str, now: float) -> None:
     """A pod that is no longer in scope (orphaned, its namespace opted out): it stops
     counting as a live pod of its old owner."""
     gone = index.pod_gone(pod_uid)
-    if gone is not None and not index.has_live_pods(gone.owner_key):
+    if gone is None:
+        return
+    _left(index, gone.owner_key, gone.node, now)
+    if not index.has_live_pods(gone.owner_key):
         index.last_pod_gone(gone.owner_key, now)
 
 

@@ -63,6 +63,7 @@ class NodeState:
     topology: Path = ()
     keys: tuple[tuple[str, str], ...] = ()  # (level name, label key)
     npus: int | None = None  # allocatable accelerators, when the node reports them
+    images: frozenset[str] = frozenset()  # normalised names of the images it holds (engine/images.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +83,7 @@ class ClusterSnapshot:
         self.members: dict[tuple[str, str], set[str]] = {}
         self.unhealthy: set[str] = set()
         self.selectors: dict[tuple[str, str], DomainExpr] = {}  # domains not named by a label
+        self.image_nodes: dict[str, set[str]] = {}  # image -> nodes whose kubelet reports it
         self.max_tier = 0  # HyperNode tiers known (levels tier1..tierN)
         for state in (nodes or {}).values():
             self.put(state)
@@ -93,6 +95,8 @@ class ClusterSnapshot:
             self.members.setdefault(domain, set()).add(state.name)
         if state.health is Health.UNHEALTHY:
             self.unhealthy.add(state.name)
+        for image in state.images:
+            self.image_nodes.setdefault(image, set()).add(state.name)
         return old
 
     def remove(self, name: str) -> NodeState | None:
@@ -105,6 +109,12 @@ class ClusterSnapshot:
                     if not names:
                         del self.members[domain]
             self.unhealthy.discard(name)
+            for image in old.images:
+                holders = self.image_nodes.get(image)
+                if holders is not None:
+                    holders.discard(name)
+                    if not holders:
+                        del self.image_nodes[image]
         return old
 
     def health(self, node: str) -> Health:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from homing.engine.images import pod_images
 from homing.engine.identity import RankResult, WorkloadIndex, resolve_owner, resolve_rank
 from homing.engine.model import OwnerRef
 from homing.engine.scope import DECISION_ANNOTATION, HOME_ANNOTATION
@@ -26,15 +27,27 @@ class PodView:
     fault_reason: str | None
     home: str | None
     domains: tuple[tuple[str, str], ...] = ()  # the block domains the decision preferred
+    images: tuple[str, ...] = ()  # its containers' images, normalised (engine/images.py)
+    prefer: tuple[str, ...] = ()  # SPEC 4.4 preferences its decision used
+
+
+def _decided(annotations: dict, field: str) -> list:
+    """One list field of the decision annotation; empty when unreadable."""
+    try:
+        value = json.loads(annotations.get(DECISION_ANNOTATION) or "{}").get(field)
+    except (ValueError, AttributeError, TypeError):
+        return []
+    return value if isinstance(value, list) else []
+
+
+def decided_prefer(annotations: dict) -> tuple[str, ...]:
+    return tuple(p for p in _decided(annotations, "prefer") if isinstance(p, str))
 
 
 def decided_domains(annotations: dict) -> tuple[tuple[str, str], ...]:
     """("superPod", "5") pairs from the decision annotation; nothing when unreadable."""
-    try:
-        names = json.loads(annotations.get(DECISION_ANNOTATION) or "{}").get("domains")
-    except (ValueError, AttributeError):
-        return ()
-    if not isinstance(names, list):
+    names = _decided(annotations, "domains")
+    if not names:
         return ()
     pairs = (str(n).split("=", 1) for n in names if isinstance(n, str) and "=" in n)
     return tuple((level, value) for level, value in pairs if level and value)
@@ -78,4 +91,6 @@ def pod_view(pod: dict, workloads: WorkloadIndex, max_rank_part: int) -> PodView
         fault_reason=_fault_reason(status),
         home=(meta.get("annotations") or {}).get(HOME_ANNOTATION),
         domains=decided_domains(meta.get("annotations") or {}),
+        images=pod_images(pod),
+        prefer=decided_prefer(meta.get("annotations") or {}),
     )

@@ -23,25 +23,27 @@ class ScoreClass:
 
 
 def node_classes(w: "Weights", levels: int) -> list[ScoreClass]:
-    """The classes of SPEC 4.3, best first, with the range of sums each can get."""
+    """The classes of SPEC 4.3 and 4.4, best first, with the range of sums each can get.
+    Inside a level: image-warm and clear of vacant homes, image-warm, clear, the rest."""
     domains = w.domains[:levels]
-    clear, avoid = w.keep_clear, w.avoid_fault
-    classes = [ScoreClass("home", w.home + clear + avoid, w.home + sum(domains) + clear + avoid)]
+    warm, clear, avoid = w.image_warm, w.keep_clear, w.avoid_fault
+    extras = (("warm-clear", warm + clear), ("warm", warm), ("clear", clear), ("rest", 0))
+    top = warm + clear
+    classes = [ScoreClass("home", w.home + clear + avoid, w.home + sum(domains) + top + avoid)]
     for i in range(levels):
         inside = sum(domains[i:])  # domains nest: a node in level i is in every outer level
-        classes.append(ScoreClass(f"level{i + 1}", inside + clear + avoid, inside + clear + avoid))
-        classes.append(ScoreClass(f"level{i + 1}-sibling", inside + avoid, inside + avoid))
-    classes.append(ScoreClass("elsewhere", clear + avoid, clear + avoid))
-    classes.append(ScoreClass("elsewhere-sibling", avoid, avoid))
-    classes.append(ScoreClass("fault", 0, sum(domains) + clear))
+        classes += [ScoreClass(f"level{i + 1}-{name}", inside + x + avoid, inside + x + avoid) for name, x in extras]
+    classes += [ScoreClass(f"elsewhere-{name}", x + avoid, x + avoid) for name, x in extras]
+    classes.append(ScoreClass("fault", 0, sum(domains) + top))
     return classes
 
 
 def order_violations(w: "Weights") -> list[str]:
     problems: list[str] = []
-    if any(x <= 0 for x in [w.home, *w.domains, w.keep_clear, w.avoid_fault, w.pool_home, w.pool_other]):
+    every = [w.home, *w.domains, w.image_warm, w.keep_clear, w.avoid_fault, w.pool_home, w.pool_other]
+    if any(x <= 0 for x in every):
         problems.append("every weight must be positive")
-    if any(x > 100 for x in [w.home, *w.domains, w.keep_clear, w.avoid_fault, w.pool_home, w.pool_other]):
+    if any(x > 100 for x in every):
         problems.append("Kubernetes caps a preferred term's weight at 100")
     if len(w.domains) > 3:
         problems.append("at most three domain levels get terms")

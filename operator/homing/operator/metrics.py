@@ -5,6 +5,9 @@ from prometheus_client import Counter, Gauge, Histogram
 
 ADMISSIONS = Counter("homing_admissions_total", "Admission decisions", ["decision"])
 PLACEMENTS = Counter("homing_placements_total", "Where pods sent home actually bound", ["outcome"])
+PREFERRED_PLACEMENTS = Counter(
+    "homing_preferred_placements_total", "Pods with no home bound where a SPEC 4.4 preference sent them", ["preference"]
+)
 WEBHOOK_SECONDS = Histogram(
     "homing_webhook_duration_seconds",
     "Time spent deciding one admission",

@@ -85,16 +85,23 @@ class PodObserver:
                 log.info("running: node is warm")
             case lifecycle.Faulted(reason=reason):
                 log.warning("pod ended on a faulty node: avoiding it", reason=reason)
-            case lifecycle.Placed(home=home, node=node, outcome=outcome):
+            case lifecycle.Placed(home=home, node=node, outcome=outcome, image_warm=warm):
                 metrics.PLACEMENTS.labels(outcome.result).inc()
-                log.info("placement outcome", home=home, outcome=outcome.result, why=outcome.reason)
-                if not self.events:
-                    return
+                log.info("placement outcome", home=home, outcome=outcome.result, why=outcome.reason, image_warm=warm)
                 if outcome.result == "home":
-                    self.events.post(pod, "Normal", "ReturnedHome", f"bound to its home node {node}")
+                    self._post(pod, "ReturnedHome", f"bound to its home node {node}")
                 else:
-                    message = f"bound to {node}, home was {home} ({outcome.result}: {outcome.reason})"
-                    self.events.post(pod, "Normal", "PlacedAwayFromHome", message)
+                    warm_note = ", a node that holds its images" if warm else ""
+                    message = f"bound to {node}{warm_note}, home was {home} ({outcome.result}: {outcome.reason})"
+                    self._post(pod, "PlacedAwayFromHome", message)
+            case lifecycle.PlacedWarm(node=node):
+                metrics.PREFERRED_PLACEMENTS.labels("image-warm").inc()
+                log.info("placement outcome", outcome="image-warm")
+                self._post(pod, "PlacedOnWarmNode", f"bound to {node}, which holds its images (image-warm)")
+
+    def _post(self, pod: dict, reason: str, message: str) -> None:
+        if self.events:
+            self.events.post(pod, "Normal", reason, message)
 
     def _warn_bad_rank(self, pod: dict, view: PodView, log: Any) -> None:
         if not view.rank.warning or view.uid in self._warned:

@@ -24,6 +24,7 @@ def forget_stale(index: MemoryIndex, settings: Settings, now: float) -> list[Own
     gone += [m for m in map(index.forget, index.over_bound(settings.bounds.max_ranks)) if m is not None]
     index.drop_expired_faults(now, lifetimes.fault_memory_seconds)
     index.drop_expired_promises(now)
+    index.drop_old_vacancies(now, lifetimes.ttl_seconds)
     return gone
 
 

@@ -5,11 +5,15 @@ synchronous and take `now`. Owners are keyed by `OwnerRef.key` (namespace/UID)."
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from homing.engine.memory import changes
 from homing.engine.memory.entries import OwnerMemory, Topology
 from homing.engine.model import OwnerRef
+
+
+MAX_NODES_PER_IMAGE = 1024  # where one image ran: enough for any term list, bounded for memory
 
 
 @dataclass(slots=True)
@@ -19,6 +23,7 @@ class LivePod:
     node: str | None
     terminating: bool = False
     judged: bool = False  # its end was judged fault or not (SPEC 2: once, when it ended)
+    running: bool = False  # a container started: its images are on the node
 
 
 @dataclass(slots=True)
@@ -37,6 +42,10 @@ class MemoryIndex:
     occupants: dict[str, set[str]] = field(default_factory=dict)  # node -> accelerator pods of any workload
     pod_node: dict[str, str] = field(default_factory=dict)  # accelerator pod uid -> its node
     promises: dict[str, dict[str, Promise]] = field(default_factory=dict)  # owner key -> node -> promise
+    image_runs: dict[str, dict[str, float]] = field(default_factory=dict)  # image -> node -> when it last ran
+    vacant: dict[str, dict[str, float]] = field(default_factory=dict)  # node -> owner key -> vacant since
+    vacated_order: dict[str, float] = field(default_factory=dict)  # node -> latest vacancy, oldest first
+    vacant_by_owner: dict[str, set[str]] = field(default_factory=dict)  # owner key -> nodes
     dirty: set[str] = field(default_factory=set)  # owners whose custom resource is behind
     rank_count: int = 0
     max_ranks_per_owner: int = 8192  # keeps one owner's memory bounded
@@ -69,6 +78,8 @@ class MemoryIndex:
             self.rank_count -= len(mem.ranks)
         self.promises.pop(key, None)
         self.dirty.discard(key)
+        for node in list(self.vacant_by_owner.get(key, ())):
+            self.reoccupy(node, key)
         return mem
 
     def owners_in(self, namespace: str) -> list[str]:
@@ -184,6 +195,63 @@ class MemoryIndex:
 
     def occupied_by_others(self, node: str, pod_uid: str) -> bool:
         return bool(self.occupants.get(node, set()) - {pod_uid})
+
+    # -- where images ran, any owner (SPEC 4.4.1) ---------------------------------------
+    def ran_images(self, images: tuple[str, ...], node: str, now: float) -> None:
+        for image in images:
+            nodes = self.image_runs.setdefault(image, {})
+            nodes.pop(node, None)
+            nodes[node] = now  # oldest first: the bound drops the least recent
+            if len(nodes) > MAX_NODES_PER_IMAGE:
+                del nodes[next(iter(nodes))]
+
+    def warm_nodes(self, images: tuple[str, ...]) -> list[str]:
+        """Nodes where every one of `images` ran, most recent first."""
+        if not images:
+            return []
+        runs = [self.image_runs.get(image, {}) for image in images]
+        first, rest = runs[0], runs[1:]
+        when = {n: min([t, *(r[n] for r in rest)]) for n, t in first.items() if all(n in r for r in rest)}
+        return sorted(when, key=lambda n: (-when[n], n))
+
+    # -- vacant homes, any owner (SPEC 4.4.2) ---------------------------------------------
+    def vacate(self, node: str, key: str, now: float) -> None:
+        """The owner's home on `node` has no live pod of it any more."""
+        self.vacant.setdefault(node, {})[key] = now
+        self.vacant_by_owner.setdefault(key, set()).add(node)
+        self.vacated_order.pop(node, None)
+        self.vacated_order[node] = now
+
+    def reoccupy(self, node: str, key: str) -> None:
+        owners = self.vacant.get(node)
+        if owners is None or owners.pop(key, None) is None:
+            return
+        nodes = self.vacant_by_owner[key]
+        nodes.discard(node)
+        if not nodes:
+            del self.vacant_by_owner[key]
+        if not owners:
+            del self.vacant[node]
+            del self.vacated_order[node]
+
+    def vacant_homes(self, skip_owner: str | None = None) -> Iterator[str]:
+        """Nodes that are some owner's vacant home, most recently vacated first; a node
+        vacant only for `skip_owner` is left out (the caller prefers those itself)."""
+        for node in reversed(self.vacated_order):
+            owners = self.vacant[node]
+            if any(self._still_home(node, k) for k in owners if k != skip_owner):
+                yield node
+
+    def _still_home(self, node: str, key: str) -> bool:
+        mem = self.owners.get(key)
+        return mem is not None and (node in mem.home_counts or node in mem.pool)
+
+    def drop_old_vacancies(self, now: float, older_than: float) -> None:
+        for node, since in list(self.vacated_order.items()):
+            if now - since < older_than:
+                break  # oldest first: the rest are younger
+            for key in list(self.vacant.get(node, ())):
+                self.reoccupy(node, key)
 
     # -- rankless promises (SPEC 3) -------------------------------------------------
     def promise(self, key: str, node: str, now: float, lasts: float) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from homing.config import Weights
+from homing.engine.beyond_home import NOTHING, BeyondHome
 from homing.engine.memory.entries import OwnerMemory
 from homing.engine.model import ClusterSnapshot, Rank, Term
 
@@ -18,6 +19,7 @@ class RankContext:
     max_values: int
     fault_memory: float
     now: float
+    beyond: BeyondHome = NOTHING  # SPEC 4.4 candidates, empty when switched off
 
 
 @dataclass(slots=True)

@@ -8,6 +8,7 @@ from homing.engine.model import Health
 from homing.engine.rules.avoid_fault import avoid_term
 from homing.engine.rules.bounded import bounded
 from homing.engine.rules.home import home_term
+from homing.engine.rules.image_warm import image_warm_term
 from homing.engine.rules.keep_clear import keep_clear_term
 from homing.engine.siblings import sibling_homes
 from homing.engine.strategies.base import Placement, RankContext
@@ -31,13 +32,18 @@ def node_strategy(ctx: RankContext, domains: Domains = NO_DOMAINS) -> Placement:
     unhealthy_home = [home] if home and health is Health.UNHEALTHY else []
     avoided, cut_avoid = bounded([*unhealthy_home, *faults, *domains.unhealthy], ctx.max_values)
     siblings, cut_siblings = sibling_homes(mem, ctx.rank.index, home, ctx.max_values)
+    # siblings' homes first (nearest ranks), then any owner's vacant homes (SPEC 4.4.2)
+    clear, cut_clear = bounded([*siblings, *(n for n in ctx.beyond.vacant if n != home)], ctx.max_values)
+    shunned = set(faults) | set(avoided)
+    warm, cut_warm = bounded((n for n in ctx.beyond.warm if n not in shunned), ctx.max_values)
     home_t = home_term(home, health, faults, w.home, ctx.hostname_key)
     terms = [
         t
         for t in (
             home_t,
             *domains.terms,
-            keep_clear_term(siblings, w.keep_clear, ctx.hostname_key),
+            image_warm_term(warm, w.image_warm, ctx.hostname_key),
+            keep_clear_term(clear, w.keep_clear, ctx.hostname_key),
             avoid_term(avoided, w.avoid_fault, ctx.hostname_key),
         )
         if t is not None
@@ -54,5 +60,5 @@ def node_strategy(ctx: RankContext, domains: Domains = NO_DOMAINS) -> Placement:
         home=home if home_t else None,
         domains=list(domains.names),
         avoided=avoided,
-        truncated=cut_avoid or cut_siblings or domains.truncated,
+        truncated=cut_avoid or cut_siblings or cut_clear or cut_warm or domains.truncated,
     )

@@ -1,9 +1,13 @@
 """Rankless replicas: promise each new pod a different free home of the owner's pool."""
 from __future__ import annotations
 
+from homing.config import Weights
+from homing.engine.beyond_home import NOTHING, BeyondHome
 from homing.engine.memory.entries import OwnerMemory
-from homing.engine.model import ClusterSnapshot, Health
+from homing.engine.model import ClusterSnapshot, Health, Term
 from homing.engine.rules.bounded import bounded
+from homing.engine.rules.image_warm import image_warm_term
+from homing.engine.rules.keep_clear import keep_clear_term
 from homing.engine.rules.pool import other_homes_term, promised_home_term
 from homing.engine.rules.term import kept
 from homing.engine.strategies.base import Placement
@@ -27,19 +31,33 @@ def pool_strategy(
     other_weight: int,
     hostname_key: str,
     max_values: int,
+    beyond: BeyondHome = NOTHING,
+    weights: Weights | None = None,
 ) -> Placement:
-    """`taken`: nodes occupied by a live pod of the owner or promised to a pending one."""
+    """`taken`: nodes occupied by a live pod of the owner or promised to a pending one.
+    Beyond the pool (SPEC 4.4): image-warm nodes, and clear of other owners' vacant homes."""
+    extra, cut_extra = _beyond_pool(beyond, weights, hostname_key, max_values)
     if mem is None or not mem.pool:
-        return Placement(terms=[], reason="no-memory")
+        return Placement(terms=extra, reason="no-memory", truncated=cut_extra)
     free = free_homes(mem, snapshot, taken)
     if not free:
-        return Placement(terms=[], reason="pool-exhausted")
+        return Placement(terms=extra, reason="pool-exhausted", truncated=cut_extra)
     promised, rest = free[0], free[1:]
     others, cut = bounded(rest, max_values)
     terms = kept(
         (
             promised_home_term(promised, home_weight, hostname_key),
             other_homes_term(others, other_weight, hostname_key),
+            *extra,
         )
     )
-    return Placement(terms=terms, reason="pool", home=promised, truncated=cut, promise=promised)
+    return Placement(terms=terms, reason="pool", home=promised, truncated=cut or cut_extra, promise=promised)
+
+
+def _beyond_pool(beyond: BeyondHome, w: Weights | None, hostname_key: str, max_values: int) -> tuple[list[Term], bool]:
+    if w is None:
+        return [], False
+    warm, cut_warm = bounded(beyond.warm, max_values)
+    clear, cut_clear = bounded(beyond.vacant, max_values)
+    terms = kept((image_warm_term(warm, w.image_warm, hostname_key), keep_clear_term(clear, w.keep_clear, hostname_key)))
+    return terms, cut_warm or cut_clear
