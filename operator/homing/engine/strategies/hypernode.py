@@ -4,6 +4,7 @@ highest tier a block is the pod's sub-group (same values of `matchLabelKeys`), a
 it the whole job."""
 from __future__ import annotations
 
+from homing.engine import labelselector
 from homing.engine.strategies.job_kind import BadTopology
 from homing.engine.topology.jobfacts import JobFacts
 from homing.engine.topology.levels import JobTopology, Level
@@ -25,20 +26,10 @@ def _highest(network: object, default: int) -> int:
 
 
 def _selected(selector: object, labels: dict) -> bool:
-    """A Kubernetes label selector; an absent selector selects every pod."""
-    if not selector:
-        return True
-    if not isinstance(selector, dict):
-        return False
-    if any(labels.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
-        return False
-    for expr in selector.get("matchExpressions") or ():
-        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
-        if (op == "In" and labels.get(key) not in values) or (op == "NotIn" and labels.get(key) in values):
-            return False
-        if (op == "Exists" and key not in labels) or (op == "DoesNotExist" and key in labels):
-            return False
-    return True
+    """Whether the sub-group policy's labelSelector covers a pod with these labels."""
+    if labelselector.is_empty(selector):
+        return True  # a policy without a selector (or an empty one) is meant for every pod of the group
+    return labelselector.matches(selector, labels)
 
 
 def subgroup(facts: JobFacts, job_tier: int) -> tuple[str | None, int]:

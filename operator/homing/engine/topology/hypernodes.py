@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from homing.engine import labelselector
 from homing.engine.model import DomainExpr, Path
 
 
@@ -39,24 +40,16 @@ def _parse(raw: dict, warnings: list[str]) -> _HyperNode | None:
     return _HyperNode(name, tier, members)
 
 
-def _label_match(selector: dict, labels: Mapping[str, str]) -> bool:
-    if any(labels.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
-        return False
-    for expr in selector.get("matchExpressions") or ():
-        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
-        ok = {
-            "In": labels.get(key) in values,
-            "NotIn": labels.get(key) not in values,
-            "Exists": key in labels,
-            "DoesNotExist": key not in labels,
-        }.get(op, False)
-        if not ok:
-            return False
-    return bool(selector.get("matchLabels") or selector.get("matchExpressions"))
+def _label_match(selector: object, labels: Mapping[str, str]) -> bool:
+    if labelselector.is_empty(selector):
+        return False  # a labelMatch without requirements selects no node: else one empty selector takes them all
+    return labelselector.matches(selector, labels)
 
 
 def _matches(member: dict, name: str, labels: Mapping[str, str]) -> bool:
     selector = member.get("selector") or {}
+    if not isinstance(selector, dict):
+        return False
     if "exactMatch" in selector:
         return (selector["exactMatch"] or {}).get("name") == name
     if "regexMatch" in selector:
@@ -66,13 +59,16 @@ def _matches(member: dict, name: str, labels: Mapping[str, str]) -> bool:
         except re.error:
             return False
     if "labelMatch" in selector:
-        return _label_match(selector["labelMatch"] or {}, labels)
+        return _label_match(selector["labelMatch"], labels)
     return False
 
 
 def _single_label(member: dict) -> DomainExpr | None:
     """The member's selector as `key In [value]`, when it is exactly one label."""
-    match = ((member.get("selector") or {}).get("labelMatch")) or {}
+    selector = member.get("selector") or {}
+    match = selector.get("labelMatch") if isinstance(selector, dict) else None
+    if not labelselector.requirements(match):
+        return None  # no label selector, or a malformed one
     labels = match.get("matchLabels") or {}
     if len(labels) == 1 and not match.get("matchExpressions"):
         (key, value), = labels.items()
