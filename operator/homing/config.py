@@ -22,6 +22,9 @@ class Weights(BaseModel):
     # pair that fits (SPEC 4.3's keep-clear 5 cannot have an image-warm step above it).
     image_warm: int = 6
     keep_clear: int = 3  # not a vacant home (of any owner, siblings included)
+    # Nothing free (SPEC 4.4.3): the chosen victim's nodes. Only for pods without domain
+    # terms, where it acts as one more level: above image-warm and clear (6 + 3 + step 3).
+    displace: int = 12
     avoid_fault: int = 100
     pool_home: int = 100
     pool_other: int = 50
@@ -41,6 +44,7 @@ class Preferences(BaseModel):
 
     image_warm: bool = True  # nodes that hold the pod's images (kubelet status, where they ran)
     vacant_homes: bool = True  # keep clear of every owner's vacant homes, not only siblings'
+    displace_few: bool = True  # nothing free: the burst prefers one lower-priority workload's nodes
 
 
 class Scope(BaseModel):

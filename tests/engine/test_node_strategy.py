@@ -103,7 +103,7 @@ def test_no_memory_at_all():
 
 def test_weights_and_label_keys_come_from_settings():
     settings = Settings(
-        weights=Weights(home=70, domains=[40, 15], image_warm=8, keep_clear=4, avoid_fault=70),
+        weights=Weights(home=70, domains=[40, 15], image_warm=8, keep_clear=4, displace=16, avoid_fault=70),
         labels=Labels(hostname="example.com/host"),
     )
     mem = memory(ranks={"0": "n0", "1": "n1"}, faults={"0": [("f1", NOW)]})

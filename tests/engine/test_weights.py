@@ -30,7 +30,7 @@ def test_defaults_are_valid():
         pytest.param(dict(domains=[50]), id="one-level"),
         pytest.param(dict(domains=[]), id="no-levels"),
         pytest.param(dict(home=70, domains=[40, 15], image_warm=6, keep_clear=3, avoid_fault=70), id="smaller-set"),
-        pytest.param(dict(image_warm=12, keep_clear=6, domains=[50, 25]), id="larger-steps-two-levels"),
+        pytest.param(dict(image_warm=12, keep_clear=6, displace=24, domains=[50, 25]), id="larger-steps-two-levels"),
         pytest.param(dict(pool_home=100, pool_other=99), id="pool-just-ordered"),
     ],
 )
@@ -47,6 +47,7 @@ def test_valid_custom_weights(changes):
         pytest.param(dict(keep_clear=10), "level3", id="keep-clear-10-breaks-three-levels"),
         pytest.param(dict(image_warm=7), "level3-rest", id="image-warm-7-reaches-the-outermost-domain"),
         pytest.param(dict(image_warm=3, keep_clear=3), "warm", id="image-warm-not-above-keep-clear"),
+        pytest.param(dict(displace=11), "displacement", id="displace-not-above-warm-and-clear"),
         pytest.param(dict(keep_clear=13), "elsewhere", id="keep-clear-above-outermost-domain"),
         pytest.param(dict(keep_clear=26, domains=[50, 25]), "level2", id="keep-clear-above-outer-of-two"),
         pytest.param(dict(home=101), "caps", id="home-over-100"),

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from typing import Any
 from itertools import islice
 
 from pydantic import BaseModel, Field
 
 from homing.config import Settings
-from homing.engine.beyond_home import BeyondHome, vacant_homes, warm_nodes
+from homing.engine.beyond_home import BeyondHome, displacement, vacant_homes, warm_nodes
 from homing.engine.identity import WorkloadIndex, resolve_owner, resolve_rank
 from homing.engine.images import pod_images
 from homing.engine.memory.index import MemoryIndex
@@ -41,6 +42,8 @@ class Decision(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     promise: str | None = None
     prefer: list[str] = Field(default_factory=list)  # SPEC 4.4 preferences that made a term
+    victim: str | None = None  # SPEC 4.4.3: the workload whose nodes the pod prefers to displace
+    burst: Any = Field(default=None, exclude=True)  # the owner's burst state, kept by the adapter
 
     def annotations(self) -> dict[str, str]:
         record = {"owner": self.owner, "rank": self.rank, "home": self.home, "reason": self.reason}
@@ -54,6 +57,8 @@ class Decision(BaseModel):
             record["truncated"] = True
         if self.prefer:
             record["prefer"] = self.prefer
+        if self.victim:
+            record["displace"] = self.victim
         out = {DECISION_ANNOTATION: json.dumps(record, separators=(",", ":"), sort_keys=True)}
         if self.home:
             out[HOME_ANNOTATION] = self.home
@@ -96,13 +101,20 @@ def topology_of(
 
 
 def beyond_home(
-    pod: dict, index: MemoryIndex, snapshot: ClusterSnapshot, settings: Settings, skip_owner: str | None
+    pod: dict, index: MemoryIndex, snapshot: ClusterSnapshot, settings: Settings, owner_key: str, rankless: bool,
+    now: float,
 ) -> BeyondHome:
-    """SPEC 4.4's candidates, as configured: warm nodes and vacant homes to keep clear of."""
+    """SPEC 4.4's candidates, as configured: warm nodes, vacant homes to keep clear of, and
+    when nothing is free the one workload to displace."""
     p, limit = settings.preferences, settings.bounds.max_term_values
+    prefixes = tuple(settings.scope.resource_prefixes)
+    displace, victim, burst = displacement(pod, index, snapshot, owner_key, prefixes, now) if p.displace_few else ((), None, None)
     return BeyondHome(
         warm=warm_nodes(pod_images(pod), snapshot, index, limit) if p.image_warm else (),
-        vacant=vacant_homes(index, skip_owner, limit) if p.vacant_homes else (),
+        vacant=vacant_homes(index, owner_key if rankless else None, limit) if p.vacant_homes else (),
+        displace=displace,
+        victim=victim,
+        burst=burst,
     )
 
 
@@ -127,7 +139,7 @@ def decide(
     hostname = settings.labels.hostname
     topology = NODE
     rankless = rank_result.rank is None
-    beyond = beyond_home(pod, index, snapshot, settings, owner.key if rankless else None)
+    beyond = beyond_home(pod, index, snapshot, settings, owner.key, rankless, now)
     if rankless:
         taken = index.occupied_nodes(owner.key) | index.promised_nodes(owner.key, now)
         w = settings.weights
@@ -167,6 +179,8 @@ def decide(
         warnings=warnings,
         promise=placement.promise,
         prefer=preferences_used(placement.terms, beyond),
+        victim=beyond.victim if "displace" in {t.role for t in placement.terms} else None,
+        burst=beyond.burst,
     )
 
 
@@ -174,6 +188,8 @@ def preferences_used(terms: list[Term], beyond: BeyondHome) -> list[str]:
     """What the decision annotation says of SPEC 4.4: which preferences made a term."""
     roles = {t.role for t in terms}
     used = ["image-warm"] if "image-warm" in roles else []
+    if "displace" in roles:
+        used.append("displace-few")
     if beyond.vacant and "keep-clear" in roles:
         used.append("vacant-homes")
     return used

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import islice
 
+from homing.engine.displacement import Burst, choose, free_fit, pod_load, victims
 from homing.engine.images import holding_all
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import ClusterSnapshot, Health
@@ -17,6 +18,9 @@ class BeyondHome:
 
     warm: tuple[str, ...] = ()  # healthy nodes holding the pod's images, most relevant first
     vacant: tuple[str, ...] = ()  # other owners' (and siblings') vacant homes, most recent first
+    displace: tuple[str, ...] = ()  # when nothing is free: the one victim workload's nodes
+    victim: str | None = None
+    burst: Burst | None = None  # the owner's burst with this pod counted, for the adapter to keep
 
 
 NOTHING = BeyondHome()
@@ -38,3 +42,25 @@ def warm_nodes(images: tuple[str, ...], snapshot: ClusterSnapshot, index: Memory
 
 def vacant_homes(index: MemoryIndex, skip_owner: str | None, limit: int) -> tuple[str, ...]:
     return tuple(islice(index.vacant_homes(skip_owner), limit + 1))
+
+
+def displacement(pod: dict, index: MemoryIndex, snapshot: ClusterSnapshot, owner_key: str,
+                 prefixes: tuple[str, ...], now: float) -> tuple[tuple[str, ...], str | None, Burst | None]:
+    """(the victim's nodes, the victim, the burst) when the pod fits on no free node; else nothing."""
+    me = pod_load(pod, owner_key, prefixes)
+    if me.npus <= 0 or free_fit(snapshot, index.node_used, me.npus) is not False:
+        return (), None, None
+    loads = index.node_loads()
+    candidates = victims(snapshot, loads, index.node_used, me.priority, me.npus)
+    priorities: dict[str, int] = {}
+    for node_loads in loads.values():
+        for ld in node_loads:
+            priorities[ld.owner_key] = min(priorities.get(ld.owner_key, ld.priority), ld.priority)
+    burst = index.burst(owner_key, now)
+    victim = choose(candidates, priorities, set(index.vacant_by_owner), burst)
+    if victim is None:
+        return (), None, burst
+    if victim != burst.victim:
+        burst.victim, burst.sent = victim, 0
+    burst.sent += 1
+    return tuple(candidates[victim]), victim, burst

@@ -40,7 +40,7 @@ def node_classes(w: "Weights", levels: int) -> list[ScoreClass]:
 
 def order_violations(w: "Weights") -> list[str]:
     problems: list[str] = []
-    every = [w.home, *w.domains, w.image_warm, w.keep_clear, w.avoid_fault, w.pool_home, w.pool_other]
+    every = [w.home, *w.domains, w.image_warm, w.keep_clear, w.displace, w.avoid_fault, w.pool_home, w.pool_other]
     if any(x <= 0 for x in every):
         problems.append("every weight must be positive")
     if any(x > 100 for x in every):
@@ -51,14 +51,17 @@ def order_violations(w: "Weights") -> list[str]:
         problems.append("pool_home must exceed pool_other")
     if problems:
         return problems
-    for levels in range(len(w.domains) + 1):
-        classes = node_classes(w, levels)
+    # Displacement is given only to pods without domain terms, where it is one more level.
+    checks = [(f"{levels} domain level(s)", w, levels) for levels in range(len(w.domains) + 1)]
+    checks.append(("displacement", w.model_copy(update={"domains": [w.displace]}), 1))
+    for what, weights, levels in checks:
+        classes = node_classes(weights, levels)
         best = classes[0].high
         gap = max(1, -(-best // MAX_NODE_SCORE))  # ceil(best / 100)
         for better, worse in zip(classes, classes[1:]):
             if better.low - worse.high < gap:
                 problems.append(
-                    f"with {levels} domain level(s), {better.name} (from {better.low}) does not stay "
+                    f"with {what}, {better.name} (from {better.low}) does not stay "
                     f"{gap} above {worse.name} (up to {worse.high})"
                 )
     return problems

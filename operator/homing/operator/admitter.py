@@ -57,4 +57,6 @@ class Admitter:
             self.index.dirty.add(decision.owner_key)
         if decision.promise:
             self.index.promise(decision.owner_key, decision.promise, now, self.settings.lifetimes.promise_seconds)
+        if decision.burst is not None:
+            self.index.bursts[decision.owner_key] = decision.burst  # the next replica of the burst agrees
         return decision

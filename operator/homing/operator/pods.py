@@ -11,6 +11,8 @@ import structlog
 from homing.config import Settings
 from homing.engine import lifecycle
 from homing.engine.admission import topology_of
+from homing.engine.displacement import pod_load
+from homing.engine.identity import resolve_owner
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.podview import PodView, pod_view
 from homing.engine.scope import accelerator_resources
@@ -64,12 +66,17 @@ class PodObserver:
             structlog.get_logger("homing.memory").info("pods missing from the re-list treated as deleted", pods=len(gone))
 
     def _occupy(self, event: str | None, uid: str, pod: dict) -> None:
-        """Which node each accelerator pod of any workload sits on (the outcome's home-busy)."""
+        """Which node each accelerator pod of any workload sits on, and what it holds there
+        (the outcome's home-busy; SPEC 4.4.3's free nodes and victims)."""
         status = (pod.get("status") or {}).get("phase")
         node = (pod.get("spec") or {}).get("nodeName")
         here = event != lifecycle.DELETED and status not in ("Succeeded", "Failed") and node
-        if here and accelerator_resources(pod, self.settings.scope.resource_prefixes):
-            self.index.occupy(uid, node)
+        prefixes = tuple(self.settings.scope.resource_prefixes)
+        if here and accelerator_resources(pod, prefixes):
+            owner = resolve_owner(pod, self.cluster.workloads)
+            meta = pod.get("metadata") or {}
+            key = owner.key if owner is not None else f"{meta.get('namespace')}/pod:{uid}"  # a bare pod is its own workload
+            self.index.occupy(uid, node, pod_load(pod, key, prefixes))
         else:
             self.index.occupy(uid, None)
 

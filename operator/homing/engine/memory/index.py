@@ -8,6 +8,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from homing.engine.displacement import BURST_SECONDS, Burst, Load
 from homing.engine.memory import changes
 from homing.engine.memory.entries import OwnerMemory, Topology
 from homing.engine.model import OwnerRef
@@ -41,6 +42,9 @@ class MemoryIndex:
     live_by_owner: dict[str, set[str]] = field(default_factory=dict)  # owner key -> pod uids
     occupants: dict[str, set[str]] = field(default_factory=dict)  # node -> accelerator pods of any workload
     pod_node: dict[str, str] = field(default_factory=dict)  # accelerator pod uid -> its node
+    pod_load: dict[str, Load] = field(default_factory=dict)  # accelerator pod uid -> what it holds
+    node_used: dict[str, int] = field(default_factory=dict)  # node -> accelerators its pods hold
+    bursts: dict[str, Burst] = field(default_factory=dict)  # owner key -> its latest admission burst
     promises: dict[str, dict[str, Promise]] = field(default_factory=dict)  # owner key -> node -> promise
     image_runs: dict[str, dict[str, float]] = field(default_factory=dict)  # image -> node -> when it last ran
     vacant: dict[str, dict[str, float]] = field(default_factory=dict)  # node -> owner key -> vacant since
@@ -77,6 +81,7 @@ class MemoryIndex:
         if mem is not None:
             self.rank_count -= len(mem.ranks)
         self.promises.pop(key, None)
+        self.bursts.pop(key, None)
         self.dirty.discard(key)
         for node in list(self.vacant_by_owner.get(key, ())):
             self.reoccupy(node, key)
@@ -177,11 +182,9 @@ class MemoryIndex:
         return bool(self.live_by_owner.get(key))
 
     # -- node occupancy by any workload's accelerator pods (SPEC 3 outcome, 4.4) ----------
-    def occupy(self, pod_uid: str, node: str | None) -> None:
-        """Where an accelerator pod of any namespace sits now; None when it left."""
+    def occupy(self, pod_uid: str, node: str | None, load: Load | None = None) -> None:
+        """Where an accelerator pod of any namespace sits now, and what it holds; None when it left."""
         old = self.pod_node.get(pod_uid)
-        if old == node:
-            return
         if old is not None:
             left = self.occupants.get(old)
             if left is not None:
@@ -189,9 +192,35 @@ class MemoryIndex:
                 if not left:
                     del self.occupants[old]
             del self.pod_node[pod_uid]
+            held = self.pod_load.pop(pod_uid, None)
+            if held is not None:
+                self._use(old, -held.npus)
         if node is not None:
             self.pod_node[pod_uid] = node
             self.occupants.setdefault(node, set()).add(pod_uid)
+            if load is not None:
+                self.pod_load[pod_uid] = load
+                self._use(node, load.npus)
+
+    def _use(self, node: str, npus: int) -> None:
+        total = self.node_used.get(node, 0) + npus
+        if total > 0:
+            self.node_used[node] = total
+        else:
+            self.node_used.pop(node, None)
+
+    def node_loads(self) -> dict[str, list[Load]]:
+        out: dict[str, list[Load]] = {}
+        for uid, load in self.pod_load.items():
+            out.setdefault(self.pod_node[uid], []).append(load)
+        return out
+
+    def burst(self, key: str, now: float) -> Burst:
+        """A copy of the owner's current burst counting one more pod (a new one after a pause)."""
+        held = self.bursts.get(key)
+        if held is None or now - held.last > BURST_SECONDS:
+            return Burst(last=now, count=1)
+        return Burst(last=now, count=held.count + 1, victim=held.victim, used=set(held.used), sent=held.sent)
 
     def occupied_by_others(self, node: str, pod_uid: str) -> bool:
         return bool(self.occupants.get(node, set()) - {pod_uid})

@@ -6,6 +6,7 @@ from homing.engine.beyond_home import NOTHING, BeyondHome
 from homing.engine.memory.entries import OwnerMemory
 from homing.engine.model import ClusterSnapshot, Health, Term
 from homing.engine.rules.bounded import bounded
+from homing.engine.rules.displace import displace_term
 from homing.engine.rules.image_warm import image_warm_term
 from homing.engine.rules.keep_clear import keep_clear_term
 from homing.engine.rules.pool import other_homes_term, promised_home_term
@@ -59,5 +60,10 @@ def _beyond_pool(beyond: BeyondHome, w: Weights | None, hostname_key: str, max_v
         return [], False
     warm, cut_warm = bounded(beyond.warm, max_values)
     clear, cut_clear = bounded(beyond.vacant, max_values)
-    terms = kept((image_warm_term(warm, w.image_warm, hostname_key), keep_clear_term(clear, w.keep_clear, hostname_key)))
+    victim_nodes, _ = bounded(beyond.displace, max_values)
+    terms = kept((
+        displace_term(victim_nodes, w.displace, hostname_key),
+        image_warm_term(warm, w.image_warm, hostname_key),
+        keep_clear_term(clear, w.keep_clear, hostname_key),
+    ))
     return terms, cut_warm or cut_clear

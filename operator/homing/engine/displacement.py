@@ -1,0 +1,110 @@
+"""SPEC 4.4.3, displace few workloads: a pod that fits on no free node makes its scheduler
+preempt or reclaim. A gang that loses one pod restarts whole, so the replicas of one
+burst should all prefer the nodes of ONE lower-priority workload: one already disrupted
+first, else the smallest that covers the burst, else the lowest priority, until its
+nodes are used up. Pure: the index supplies the loads; the strategy turns the chosen
+nodes into a term."""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from homing.engine.model import ClusterSnapshot, Health
+from homing.engine.topology.jobfacts import parse_count
+
+BURST_SECONDS = 10.0  # admissions of one owner this close together are one burst
+
+
+@dataclass(frozen=True, slots=True)
+class Load:
+    """What one accelerator pod holds on its node."""
+
+    owner_key: str
+    priority: int
+    npus: int
+
+
+@dataclass(slots=True)
+class Burst:
+    """One owner's admissions in quick succession and the victim they agreed on."""
+
+    last: float
+    count: int = 0
+    victim: str | None = None
+    used: set[str] = field(default_factory=set)  # victims whose nodes the burst has used up
+    sent: int = 0  # pods of this burst sent to the current victim
+
+
+def pod_load(pod: dict, owner_key: str, prefixes: tuple[str, ...]) -> Load:
+    """A pod's priority (set by the Priority admission plugin before webhooks) and the
+    accelerators it requests; unreadable amounts count as none."""
+    spec = pod.get("spec") or {}
+    priority = spec.get("priority")
+    npus = 0
+    for container in spec.get("containers") or ():
+        requests = ((container or {}).get("resources") or {}).get("requests") or {}
+        if not isinstance(requests, dict):
+            continue
+        npus += sum(parse_count(str(v)) or 0 for k, v in requests.items() if str(k).startswith(prefixes))
+    return Load(owner_key, priority if isinstance(priority, int) and not isinstance(priority, bool) else 0, npus)
+
+
+def free_fit(snapshot: ClusterSnapshot, used: Mapping[str, int], npus: int) -> bool | None:
+    """Whether some healthy node has `npus` free; None when a node's capacity is unknown."""
+    for name, state in snapshot.nodes.items():
+        if state.health is not Health.HEALTHY:
+            continue
+        if state.npus is None:
+            return None
+        if state.npus - used.get(name, 0) >= npus:
+            return True
+    return False
+
+
+def victims(
+    snapshot: ClusterSnapshot,
+    node_loads: Mapping[str, Iterable[Load]],
+    used: Mapping[str, int],
+    priority: int,
+    npus: int,
+) -> dict[str, list[str]]:
+    """Lower-priority workloads and the healthy nodes where displacing that one workload
+    alone frees enough accelerators for the pod."""
+    out: dict[str, list[str]] = {}
+    for node, loads in node_loads.items():
+        state = snapshot.nodes.get(node)
+        if state is None or state.health is not Health.HEALTHY or state.npus is None:
+            continue
+        loads = list(loads)
+        lower = {ld.owner_key for ld in loads if ld.priority < priority}
+        if len(lower) != 1:
+            continue  # free already, or it would take two workloads' pods
+        (owner,) = lower
+        freed = sum(ld.npus for ld in loads if ld.owner_key == owner)
+        if state.npus - used.get(node, 0) + freed >= npus:
+            out.setdefault(owner, []).append(node)
+    return {owner: sorted(nodes) for owner, nodes in out.items()}
+
+
+def choose(
+    candidates: Mapping[str, list[str]],
+    priorities: Mapping[str, int],
+    disrupted: set[str],
+    burst: Burst,
+) -> str | None:
+    """The burst's victim: the one it already chose while its nodes last; else one already
+    disrupted, else the smallest that covers the burst, else the lowest priority."""
+    if burst.victim in candidates and burst.sent < len(candidates[burst.victim]):
+        return burst.victim
+    if burst.victim is not None:
+        burst.used.add(burst.victim)
+    left = {v: nodes for v, nodes in candidates.items() if v not in burst.used}
+    if not left:
+        return None
+
+    def rank(v: str) -> tuple:
+        size = len(left[v])
+        covers = size >= burst.count
+        return (v not in disrupted, not covers, size if covers else -size, priorities.get(v, 0), v)
+
+    return min(left, key=rank)

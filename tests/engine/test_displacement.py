@@ -1,0 +1,173 @@
+"""SPEC 4.4.3 displace few workloads: free capacity, who can be displaced where, which
+victim a burst agrees on, and the term the replicas get. Table-driven; no cluster."""
+from __future__ import annotations
+
+import pytest
+
+from homing.config import Preferences, Settings
+from homing.engine.admission import decide
+from homing.engine.displacement import Burst, Load, choose, free_fit, pod_load, victims
+from homing.engine.identity import WorkloadIndex
+from homing.engine.memory.index import MemoryIndex
+from homing.engine.model import ClusterSnapshot, Health, NodeState
+
+from .helpers import NOW, owner, pod
+
+NPU = "huawei.com/Ascend910"
+PREFIXES = ("huawei.com/",)
+
+
+def cluster(n: int = 6, npus: int | None = 8, sick: tuple[str, ...] = ()) -> ClusterSnapshot:
+    return ClusterSnapshot({f"n{i}": NodeState(f"n{i}", Health.UNHEALTHY if f"n{i}" in sick else Health.HEALTHY,
+                                               npus=npus) for i in range(n)})
+
+
+@pytest.mark.parametrize(
+    "spec, load",
+    [
+        pytest.param({"priority": 1000, "containers": [{"resources": {"requests": {NPU: "8"}}}]}, (1000, 8), id="plain"),
+        pytest.param({"containers": [{"resources": {"requests": {NPU: "2", "cpu": "4"}}},
+                                     {"resources": {"requests": {NPU: "1"}}}]}, (0, 3), id="two-containers-no-priority"),
+        pytest.param({"priority": True, "containers": [{"resources": {"requests": {NPU: "x"}}}]}, (0, 0), id="junk"),
+        pytest.param({"containers": [{"resources": {"requests": ["nonsense"]}}]}, (0, 0), id="requests-a-list"),
+    ],
+)
+def test_pod_load(spec, load):
+    got = pod_load({"spec": spec}, "ns/o", PREFIXES)
+    assert (got.priority, got.npus) == load
+
+
+@pytest.mark.parametrize(
+    "used, npus, sick, capacity, fits",
+    [
+        pytest.param({}, 8, (), 8, True, id="empty-cluster"),
+        pytest.param({f"n{i}": 8 for i in range(6)}, 8, (), 8, False, id="all-full"),
+        pytest.param({**{f"n{i}": 8 for i in range(6)}, "n3": 4}, 4, (), 8, True, id="half-node-for-half-pod"),
+        pytest.param({**{f"n{i}": 8 for i in range(6)}, "n3": 4}, 8, (), 8, False, id="half-node-not-enough"),
+        pytest.param({f"n{i}": 8 for i in range(5)}, 8, ("n5",), 8, False, id="only-free-node-unhealthy"),
+        pytest.param({}, 8, (), None, None, id="capacity-unknown"),
+    ],
+)
+def test_free_fit(used, npus, sick, capacity, fits):
+    assert free_fit(cluster(npus=capacity, sick=sick), used, npus) is fits
+
+
+def test_victims_are_single_lower_priority_workloads_per_node():
+    loads = {
+        "n0": [Load("ns/train-a", 100, 8)],
+        "n1": [Load("ns/train-a", 100, 8)],
+        "n2": [Load("ns/train-b", 100, 4), Load("ns/train-c", 100, 4)],  # two workloads: not one victim
+        "n3": [Load("ns/infer", 1000, 8)],  # higher priority: not a victim
+        "n4": [Load("ns/train-b", 100, 4), Load("ns/infer", 1000, 4)],  # freeing b leaves only 4
+        "n5": [Load("ns/train-c", 100, 8)],
+    }
+    used = {n: sum(ld.npus for ld in lds) for n, lds in loads.items()}
+    assert victims(cluster(), loads, used, 1000, 8) == {"ns/train-a": ["n0", "n1"], "ns/train-c": ["n5"]}
+    assert victims(cluster(), loads, used, 1000, 4) == {"ns/train-a": ["n0", "n1"], "ns/train-b": ["n4"],
+                                                        "ns/train-c": ["n5"]}
+
+
+CANDIDATES = {"ns/big": ["n0", "n1", "n2", "n3"], "ns/mid": ["n4", "n5"], "ns/small": ["n6"]}
+PRIORITIES = {"ns/big": 100, "ns/mid": 50, "ns/small": 100}
+
+
+@pytest.mark.parametrize(
+    "disrupted, burst, victim",
+    [
+        pytest.param(set(), Burst(NOW, count=1), "ns/small", id="smallest-that-covers-one"),
+        pytest.param(set(), Burst(NOW, count=2), "ns/mid", id="smallest-that-covers-two"),
+        pytest.param(set(), Burst(NOW, count=9), "ns/big", id="none-covers-the-largest"),
+        pytest.param({"ns/big"}, Burst(NOW, count=1), "ns/big", id="already-disrupted-first"),
+        pytest.param(set(), Burst(NOW, count=3, victim="ns/mid", sent=1), "ns/mid", id="the-burst-keeps-its-victim"),
+        pytest.param(set(), Burst(NOW, count=3, victim="ns/mid", sent=2), "ns/big", id="until-its-nodes-are-used-up"),
+        pytest.param(set(), Burst(NOW, count=2, victim="ns/gone", sent=0), "ns/mid", id="a-vanished-victim-is-replaced"),
+    ],
+)
+def test_choose(disrupted, burst, victim):
+    assert choose(CANDIDATES, PRIORITIES, disrupted, burst) == victim
+
+
+def test_lowest_priority_breaks_a_tie_of_size():
+    assert choose({"ns/a": ["n0"], "ns/b": ["n1"]}, {"ns/a": 100, "ns/b": 10}, set(), Burst(NOW, count=1)) == "ns/b"
+
+
+def test_nothing_left_to_displace():
+    burst = Burst(NOW, count=2, victim="ns/a", sent=1)
+    assert choose({"ns/a": ["n0"]}, {}, set(), burst) is None and burst.used == {"ns/a"}
+
+
+# -- decisions: a burst of inference replicas agrees on one training job -----------------------------
+
+def full_cluster() -> tuple[MemoryIndex, ClusterSnapshot]:
+    """Six 8-NPU nodes held by three training jobs (2 nodes each), priority 100."""
+    index = MemoryIndex()
+    for i, job in enumerate(["a", "a", "b", "b", "c", "c"]):
+        index.occupy(f"p{i}", f"n{i}", Load(f"ns/train-{job}", 100, 8))
+    return index, cluster()
+
+
+def replica(deploy, i: int, priority: int = 1000) -> dict:
+    p = pod(name=f"infer-{i}", controller=deploy, resources={NPU: "8"})
+    p["spec"]["containers"][0]["resources"]["requests"] = {NPU: "8"}
+    p["spec"]["priority"] = priority
+    return p
+
+
+def admit(index, snap, p, settings=Settings(), now=NOW):
+    d = decide(p, index, WorkloadIndex(), snap, settings, now)
+    if d.burst is not None:
+        index.bursts[d.owner_key] = d.burst  # what the adapter keeps
+    return d
+
+
+def test_the_replicas_of_a_burst_displace_one_workload_until_its_nodes_are_used_up():
+    index, snap = full_cluster()
+    deploy = owner(kind="Deployment", name="infer", uid="dep")
+    got = [admit(index, snap, replica(deploy, i), now=NOW + i) for i in range(5)]
+    victims_chosen = [d.victim for d in got]
+    assert victims_chosen[:2] == [victims_chosen[0]] * 2, "the first two agree"
+    assert victims_chosen[2] == victims_chosen[3] != victims_chosen[0], "then the next one, together"
+    terms = {t.role: t for t in got[0].terms}
+    assert terms["displace"].values == ("n0", "n1") and terms["displace"].weight == Settings().weights.displace
+    assert "displace-few" in got[0].prefer
+    assert '"displace":"ns/train-a"' in got[0].annotations()["homing.io/decision"]
+
+
+def test_a_disrupted_workload_is_displaced_first():
+    index, snap = full_cluster()
+    other = owner(kind="Job", name="train-c", uid="train-c")
+    index.record_bind(other, "0", "n5", (), NOW)
+    index.vacate("n5", "ns/train-c", NOW)  # it lost a pod already
+    d = admit(index, snap, replica(owner(kind="Deployment", uid="dep2"), 0))
+    assert d.victim == "ns/train-c"
+
+
+@pytest.mark.parametrize(
+    "setup, why",
+    [
+        pytest.param(lambda index: index.occupy("p0", None), "a node is free", id="a-free-node"),
+        pytest.param(lambda index: None, "lower priority only", id="not-higher-priority"),
+    ],
+)
+def test_no_displacement_term_when_not_needed(setup, why):
+    index, snap = full_cluster()
+    setup(index)
+    priority = 1000 if why == "a node is free" else 100
+    d = admit(index, snap, replica(owner(kind="Deployment", uid=f"dep-{why}"), 0, priority))
+    assert "displace" not in {t.role for t in d.terms} and d.victim is None
+
+
+def test_displacement_can_be_switched_off():
+    index, snap = full_cluster()
+    d = admit(index, snap, replica(owner(kind="Deployment", uid="off"), 0),
+              settings=Settings(preferences=Preferences(displace_few=False)))
+    assert "displace" not in {t.role for t in d.terms}
+
+
+def test_occupancy_accounting_follows_pods():
+    index = MemoryIndex()
+    index.occupy("p", "n1", Load("ns/a", 1, 8))
+    index.occupy("p", "n2", Load("ns/a", 1, 8))
+    assert index.node_used == {"n2": 8} and index.node_loads() == {"n2": [Load("ns/a", 1, 8)]}
+    index.occupy("p", None)
+    assert index.node_used == {} and index.node_loads() == {} and index.occupants == {}
