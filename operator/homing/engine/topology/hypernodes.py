@@ -3,15 +3,30 @@
 A HyperNode's members are Nodes (tier 1, usually) or HyperNodes, matched by exact
 name, regex or label selector. A node's path holds, for each tier, the HyperNode that
 contains it. A domain becomes a term by its members' label when they are all selected
-by one label key, otherwise by the hostnames of its nodes."""
+by one label key, otherwise by the hostnames of its nodes.
+
+The pieces, each a pure function of its inputs:
+- parse(): one HyperNode object -> a HyperNode with compiled members, or a warning;
+- hierarchy(): the HyperNodes and which HyperNodes each one holds -> for each HyperNode
+  the HyperNodes whose own nodes it contains (`below`), its domain expression, cycles;
+- node_path(): the HyperNodes that contain a node -> its path and any conflict.
+hypernode_topology() puts them together from scratch over every node; HyperNodeIndex
+(hypernode_index.py) keeps the same result up to date one change at a time."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from homing.engine import labelselector
+from homing.engine.labelselector import Requirement
 from homing.engine.model import DomainExpr, Path
+
+NODE_MEMBER = "Node"  # a member's `type` when absent; any other type names HyperNodes
+PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_/:@=,;'\"<>%&!~` ")  # regex chars that match themselves
+OPTIONAL = frozenset("*?{")  # quantifiers that may drop the character before them
+NO_LABELS: Mapping[str, str] = MappingProxyType({})  # HyperNode members are matched by name only
 
 
 @dataclass(slots=True)
@@ -22,118 +37,241 @@ class HyperNodeTopology:
     warnings: list[str] = field(default_factory=list)
 
 
+def level(tier: int) -> str:
+    return f"tier{tier}"
+
+
+# -- members -------------------------------------------------------------------------------------
+
 @dataclass(frozen=True, slots=True)
-class _HyperNode:
-    name: str
-    tier: int
-    members: tuple[dict, ...]
+class Member:
+    """One member selector, compiled: by exact name, by regex over the name, or by label
+    requirements. With none of them it selects nothing."""
+
+    exact: str | None = None
+    pattern: re.Pattern[str] | None = None
+    prefix: str = ""  # every name the pattern matches starts with it
+    requirements: tuple[Requirement, ...] = ()
+    single: DomainExpr | None = None  # the labelMatch as `key In [value]`, when it is one matchLabels entry
+
+    def selects(self, name: str, labels: Mapping[str, str]) -> bool:
+        if self.exact is not None:
+            return name == self.exact
+        if self.pattern is not None:
+            return self.pattern.fullmatch(name) is not None
+        return bool(self.requirements) and labelselector.holds(self.requirements, labels)
 
 
-def _parse(raw: dict, warnings: list[str]) -> _HyperNode | None:
-    name = (raw.get("metadata") or {}).get("name")
-    spec = raw.get("spec") or {}
-    tier = spec.get("tier")
-    if not name or not isinstance(tier, int) or tier < 1:
-        warnings.append(f"HyperNode {name!r} ignored: spec.tier must be a positive integer")
-        return None
-    members = tuple(m for m in spec.get("members") or () if isinstance(m, dict))
-    return _HyperNode(name, tier, members)
+NOTHING = Member()  # a malformed member, or one whose selector selects no object
 
 
-def _label_match(selector: object, labels: Mapping[str, str]) -> bool:
-    if labelselector.is_empty(selector):
-        return False  # a labelMatch without requirements selects no node: else one empty selector takes them all
-    return labelselector.matches(selector, labels)
+def literal_prefix(pattern: str) -> str:
+    """A prefix every full match of the pattern starts with: its leading plain characters,
+    less one a quantifier may drop; "" when unsure (an alternation anywhere, an escape)."""
+    if "|" in pattern:
+        return ""
+    body = pattern[1:] if pattern.startswith("^") else pattern
+    end = 0
+    while end < len(body) and body[end] in PLAIN:
+        end += 1
+    if end < len(body) and body[end] in OPTIONAL:
+        end -= 1
+    return body[:max(end, 0)]
 
 
-def _matches(member: dict, name: str, labels: Mapping[str, str]) -> bool:
-    selector = member.get("selector") or {}
-    if not isinstance(selector, dict):
-        return False
-    if "exactMatch" in selector:
-        return (selector["exactMatch"] or {}).get("name") == name
-    if "regexMatch" in selector:
-        pattern = (selector["regexMatch"] or {}).get("pattern") or ""
-        try:
-            return re.fullmatch(pattern, name) is not None
-        except re.error:
-            return False
-    if "labelMatch" in selector:
-        return _label_match(selector["labelMatch"], labels)
-    return False
-
-
-def _single_label(member: dict) -> DomainExpr | None:
-    """The member's selector as `key In [value]`, when it is exactly one label."""
-    selector = member.get("selector") or {}
-    match = selector.get("labelMatch") if isinstance(selector, dict) else None
-    if not labelselector.requirements(match):
-        return None  # no label selector, or a malformed one
+def _single_label(match: Mapping) -> DomainExpr | None:
+    """The labelMatch as `key In [value]`, when it is exactly one matchLabels entry."""
     labels = match.get("matchLabels") or {}
     if len(labels) == 1 and not match.get("matchExpressions"):
         (key, value), = labels.items()
-        return DomainExpr(key, (str(value),))
+        return DomainExpr(key, (value,))
     return None
 
 
+def member(raw: object) -> Member:
+    """A member's selector; exactMatch wins over regexMatch, which wins over labelMatch."""
+    selector = raw.get("selector") if isinstance(raw, Mapping) else None
+    if not isinstance(selector, Mapping):
+        return NOTHING
+    if "exactMatch" in selector:
+        match = selector["exactMatch"]
+        name = match.get("name") if isinstance(match, Mapping) else None
+        return Member(exact=name) if isinstance(name, str) else NOTHING
+    if "regexMatch" in selector:
+        match = selector["regexMatch"]
+        pattern = match.get("pattern") if isinstance(match, Mapping) else None
+        if not pattern:
+            return NOTHING  # an empty pattern fully matches only the empty name, which nothing has
+        try:
+            return Member(pattern=re.compile(pattern), prefix=literal_prefix(pattern))
+        except (re.error, TypeError):
+            return NOTHING
+    if "labelMatch" in selector:
+        match = selector["labelMatch"]
+        if labelselector.is_empty(match):
+            return NOTHING  # a labelMatch without requirements selects no node: else one empty selector takes them all
+        reqs = labelselector.requirements(match)
+        return NOTHING if reqs is None else Member(requirements=reqs, single=_single_label(match))
+    return NOTHING
+
+
+# -- HyperNodes ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class HyperNode:
+    name: str
+    tier: int
+    node_members: tuple[Member, ...]  # members of type Node: they select nodes
+    group_members: tuple[Member, ...]  # members of any other type: they select HyperNodes by name
+
+    def holds_node(self, node: str, labels: Mapping[str, str]) -> bool:
+        return any(m.selects(node, labels) for m in self.node_members)
+
+    def group_matches(self, names: Collection[str]) -> list[list[str]]:
+        """For each HyperNode-type member, the other HyperNodes it selects, sorted."""
+        ordered = sorted(names)
+        return [([m.exact] if m.exact in names and m.exact != self.name else []) if m.exact is not None
+                else [n for n in ordered if n != self.name and m.selects(n, NO_LABELS)]
+                for m in self.group_members]
+
+
+def hypernode_name(raw: object) -> str:
+    """The name a HyperNode object is kept under ("" when it has none)."""
+    meta = raw.get("metadata") if isinstance(raw, Mapping) else None
+    name = meta.get("name") if isinstance(meta, Mapping) else None
+    return name if isinstance(name, str) else ""
+
+
+def parse(raw: object) -> tuple[HyperNode | None, str | None]:
+    """(HyperNode, None), or (None, the warning) when it cannot be used."""
+    name = hypernode_name(raw)
+    spec = raw.get("spec") if isinstance(raw, Mapping) else None
+    spec = spec if isinstance(spec, Mapping) else {}
+    tier = spec.get("tier")
+    if not name or not isinstance(tier, int) or isinstance(tier, bool) or tier < 1:
+        return None, f"HyperNode {name!r} ignored: spec.tier must be a positive integer"
+    members = spec.get("members")
+    members = [m for m in members if isinstance(m, Mapping)] if isinstance(members, list) else []
+    node_members = tuple(member(m) for m in members if m.get("type", NODE_MEMBER) == NODE_MEMBER)
+    group_members = tuple(member(m) for m in members if m.get("type", NODE_MEMBER) != NODE_MEMBER)
+    return HyperNode(name, tier, node_members, group_members), None
+
+
+# -- the hierarchy -------------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class Hierarchy:
+    below: dict[str, frozenset[str]]  # HyperNode -> the HyperNodes whose own nodes it contains (itself too)
+    exprs: dict[str, DomainExpr | None]  # HyperNode -> its domain as one label selector, when it is one
+    warnings: list[str]  # cycles
+
+
+def selectors(hypernodes: Mapping[str, HyperNode], exprs: Mapping[str, DomainExpr | None]) -> dict[tuple[str, str], DomainExpr]:
+    """(level, HyperNode) -> its label selector, for the HyperNodes that have one."""
+    return {(level(hypernodes[n].tier), n): e for n, e in exprs.items() if e is not None}
+
+
+def combined(parts: Sequence[DomainExpr | None]) -> DomainExpr | None:
+    """One `key In values` for all parts, when every part is one and they share the key."""
+    if not parts or any(p is None for p in parts) or len({p.key for p in parts}) != 1:  # type: ignore[union-attr]
+        return None
+    return DomainExpr(parts[0].key, tuple(sorted({v for p in parts for v in p.values})))  # type: ignore[union-attr]
+
+
+@dataclass(slots=True)
+class _Visit:
+    """A HyperNode on the walk's trail: its children still to visit, what it has found so far."""
+
+    name: str
+    todo: Iterator[str]
+    found: set[str]  # HyperNodes whose own nodes it contains
+    parts: list[DomainExpr | None]  # its Node members' and its children's domains
+
+    @classmethod
+    def of(cls, hn: HyperNode, children: Mapping[str, Sequence[str]]) -> _Visit:
+        return cls(hn.name, iter(children.get(hn.name, ())), {hn.name}, [m.single for m in hn.node_members])
+
+
+def hierarchy(hypernodes: Mapping[str, HyperNode], children: Mapping[str, Sequence[str]]) -> Hierarchy:
+    """`children[p]`: the HyperNodes p's HyperNode members select, member by member. A depth-first
+    walk from each HyperNode in name order; a HyperNode met again on its own trail is a cycle:
+    warned, and it adds nothing there. Iterative: no depth of nesting can overflow the stack."""
+    below: dict[str, frozenset[str]] = {}
+    exprs: dict[str, DomainExpr | None] = {}
+    warnings: list[str] = []
+    for root in sorted(hypernodes):
+        if root in below:
+            continue
+        trail = [_Visit.of(hypernodes[root], children)]
+        while trail:
+            visit = trail[-1]
+            child = next(visit.todo, None)
+            if child is None:
+                trail.pop()
+                below[visit.name], exprs[visit.name] = frozenset(visit.found), combined(visit.parts)
+                if trail:
+                    trail[-1].found |= below[visit.name]
+                    trail[-1].parts.append(exprs[visit.name])
+            elif child in below:
+                visit.found |= below[child]
+                visit.parts.append(exprs[child])
+            elif any(v.name == child for v in trail):
+                warnings.append(f"HyperNode {child!r} contains itself through {' -> '.join(v.name for v in trail)}")
+                visit.parts.append(None)
+            else:
+                trail.append(_Visit.of(hypernodes[child], children))
+    return Hierarchy(below, exprs, warnings)
+
+
+def above(below: Mapping[str, frozenset[str]]) -> dict[str, frozenset[str]]:
+    """HyperNode -> the HyperNodes that contain its own nodes (itself too): `below` inverted."""
+    out: dict[str, set[str]] = {}
+    for outer, inner in below.items():
+        for name in inner:
+            out.setdefault(name, set()).add(outer)
+    return {name: frozenset(outers) for name, outers in out.items()}
+
+
+def node_path(node: str, holders: Iterable[str], tier_of: Mapping[str, int]) -> tuple[Path, list[str]]:
+    """The node's path through the HyperNodes that contain it, and a warning for each tier
+    where two do (the first by name is kept)."""
+    by_tier: dict[int, list[str]] = {}
+    for name in holders:
+        by_tier.setdefault(tier_of[name], []).append(name)
+    path, warnings = [], []
+    for tier in sorted(by_tier):
+        kept, *others = sorted(by_tier[tier])
+        path.append((level(tier), kept))
+        warnings += [f"node {node!r} is in two tier-{tier} HyperNodes ({kept!r}, {o!r}); using {kept!r}" for o in others]
+    return tuple(path), warnings
+
+
+# -- from scratch --------------------------------------------------------------------------------
+
 def hypernode_topology(raw_hypernodes: Iterable[dict], node_labels: Mapping[str, Mapping[str, str]]) -> HyperNodeTopology:
+    """Every node's path through the HyperNodes, computed from nothing: O(HyperNodes x nodes)."""
     out = HyperNodeTopology()
-    hypernodes: dict[str, _HyperNode] = {}
+    hypernodes: dict[str, HyperNode] = {}
     for raw in raw_hypernodes:
-        hn = _parse(raw, out.warnings)
-        if hn is not None:
+        hn, warning = parse(raw)
+        if hn is None:
+            out.warnings.append(warning)  # type: ignore[arg-type]
+        else:
             hypernodes[hn.name] = hn
     if not hypernodes:
         return out
     out.max_tier = max(hn.tier for hn in hypernodes.values())
-
-    nodes_of: dict[str, frozenset[str]] = {}
-    exprs: dict[str, DomainExpr | None] = {}
-
-    def resolve(name: str, trail: tuple[str, ...]) -> frozenset[str]:
-        if name in nodes_of:
-            return nodes_of[name]
-        if name in trail:
-            out.warnings.append(f"HyperNode {name!r} contains itself through {' -> '.join(trail)}")
-            return frozenset()
-        hn = hypernodes[name]
-        found: set[str] = set()
-        parts: list[DomainExpr | None] = []
-        for member in hn.members:
-            if member.get("type", "Node") == "Node":
-                exact = ((member.get("selector") or {}).get("exactMatch") or {}).get("name")
-                if exact is not None:
-                    found |= {exact} if exact in node_labels else set()
-                else:
-                    found |= {n for n, labels in node_labels.items() if _matches(member, n, labels)}
-                parts.append(_single_label(member))
-            else:
-                children = [c for c in sorted(hypernodes) if c != name and _matches(member, c, {})]
-                for child in children:
-                    found |= resolve(child, (*trail, name))
-                    parts.append(exprs.get(child))
-        keys = {p.key for p in parts if p is not None}
-        exprs[name] = (
-            DomainExpr(keys.pop(), tuple(sorted({v for p in parts if p for v in p.values})))
-            if parts and all(p is not None for p in parts) and len(keys) == 1
-            else None
-        )
-        nodes_of[name] = frozenset(found)
-        return nodes_of[name]
-
-    placed: dict[tuple[str, int], str] = {}  # (node, tier) -> HyperNode
-    for name in sorted(hypernodes):
-        tier = hypernodes[name].tier
-        for node in sorted(resolve(name, ())):
-            other = placed.get((node, tier))
-            if other is not None and other != name:
-                out.warnings.append(f"node {node!r} is in two tier-{tier} HyperNodes ({other!r}, {name!r}); using {other!r}")
-                continue
-            placed[(node, tier)] = name
-        if exprs.get(name) is not None:
-            out.selectors[(f"tier{tier}", name)] = exprs[name]  # type: ignore[assignment]
-    paths: dict[str, list[tuple[int, str]]] = {}
-    for (node, tier), name in placed.items():
-        paths.setdefault(node, []).append((tier, name))
-    out.paths = {node: tuple((f"tier{t}", hn) for t, hn in sorted(tiers)) for node, tiers in paths.items()}
+    children = {name: [c for cs in hn.group_matches(hypernodes) for c in cs] for name, hn in hypernodes.items()}
+    tree = hierarchy(hypernodes, children)
+    out.selectors = selectors(hypernodes, tree.exprs)
+    out.warnings += tree.warnings
+    outers = above(tree.below)
+    tier_of = {name: hn.tier for name, hn in hypernodes.items()}
+    for node in sorted(node_labels):
+        labels = node_labels[node]
+        holders = {o for name, hn in hypernodes.items() if hn.holds_node(node, labels) for o in outers.get(name, ())}
+        path, warnings = node_path(node, holders, tier_of)
+        if path:
+            out.paths[node] = path
+        out.warnings += warnings
     return out

@@ -1,6 +1,7 @@
 """Keeps the ClusterSnapshot in step with its sources: Node objects, HyperNodes and
-NodeD's verdicts. Each update recomputes only the nodes it can change; a HyperNode
-change recomputes every node's tier path (HyperNodes change rarely)."""
+NodeD's verdicts. Each update recomputes only the nodes it can change: a node label
+change that node's HyperNode path, a HyperNode change the paths of the nodes it contains
+(SPEC 10: no full rebuild on the loop that serves admissions)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -8,7 +9,8 @@ from dataclasses import dataclass, field
 from homing.config import Settings
 from homing.engine.health import node_state
 from homing.engine.model import ClusterSnapshot, Health, NodeState
-from homing.engine.topology.hypernodes import hypernode_topology
+from homing.engine.topology.hypernode_index import HyperNodeIndex
+from homing.engine.topology.hypernodes import hypernode_name
 from homing.engine.topology.resource_levels import LevelLabels, parse_resource_levels
 
 
@@ -27,8 +29,8 @@ class TopologySources:
     snapshot: ClusterSnapshot = field(default_factory=ClusterSnapshot)
     trees: LevelLabels = field(default_factory=dict)
     nodes: dict[str, _NodeInput] = field(default_factory=dict)
-    hypernodes: dict[str, dict] = field(default_factory=dict)
-    hyper_paths: dict[str, tuple] = field(default_factory=dict)
+    hypernodes: dict[str, dict] = field(default_factory=dict)  # as the API server has them, by name
+    hyper_index: HyperNodeIndex = field(default_factory=HyperNodeIndex)
     noded: dict[str, Health] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)  # the latest topology warnings, for the log
 
@@ -44,7 +46,7 @@ class TopologySources:
             node,
             self.settings.labels,
             self.trees,
-            self.hyper_paths.get(name, ()),
+            self.hyper_index.paths.get(name, ()),
             self.noded.get(name),
             self.settings.scope.resource_prefixes,
         )
@@ -69,33 +71,45 @@ class TopologySources:
                 "allocatable": dict((node.get("status") or {}).get("allocatable") or {}),
             },
         )
-        if self.hypernodes and labels_before != self.nodes[name].metadata["labels"]:
-            self._rebuild_hypernodes()  # a label selector may now (not) select it
+        if labels_before != self.nodes[name].metadata["labels"]:
+            self.hyper_index.set_node(name, self.nodes[name].metadata["labels"])  # a label selector may now (not) select it
+            self._hypernode_warnings()
         return old, self._refresh(name)[1]
 
     def node_deleted(self, name: str) -> NodeState | None:
         self.nodes.pop(name, None)
+        self.hyper_index.remove_node(name)
+        self._hypernode_warnings()
         return self._refresh(name)[0]
 
     def hypernode_changed(self, hypernode: dict, deleted: bool = False) -> list[str]:
-        name = (hypernode.get("metadata") or {}).get("name") or ""
+        """One watch event: the current HyperNode warnings."""
+        name = hypernode_name(hypernode)
         if deleted:
             self.hypernodes.pop(name, None)
-        else:
-            self.hypernodes[name] = {"metadata": {"name": name}, "spec": hypernode.get("spec") or {}}
-        return self._rebuild_hypernodes()
+            return self._repathed(self.hyper_index.remove(name))
+        self.hypernodes[name] = {"metadata": {"name": name}, "spec": hypernode.get("spec") or {}}
+        return self._repathed(self.hyper_index.put(self.hypernodes[name]))
 
-    def _rebuild_hypernodes(self) -> list[str]:
-        labels = {n: raw.metadata["labels"] for n, raw in self.nodes.items()}
-        topo = hypernode_topology(self.hypernodes.values(), labels)
-        self.snapshot.selectors = topo.selectors
-        self.snapshot.max_tier = topo.max_tier
-        changed = set(self.hyper_paths) | set(topo.paths)
-        self.hyper_paths = topo.paths
-        for name in changed & set(self.nodes):
+    def hypernodes_listed(self, hypernodes: list[dict]) -> list[str]:
+        """A whole listing (start-up, re-list): it replaces every HyperNode known, for the
+        cost of one event. The current HyperNode warnings."""
+        self.hypernodes = {hypernode_name(hn): {"metadata": {"name": hypernode_name(hn)}, "spec": hn.get("spec") or {}}
+                           for hn in hypernodes}
+        return self._repathed(self.hyper_index.load(self.hypernodes.values()))
+
+    def _repathed(self, changed: set[str]) -> list[str]:
+        """Put the nodes whose HyperNode path changed, and the HyperNode-wide results."""
+        self.snapshot.selectors = self.hyper_index.selectors
+        self.snapshot.max_tier = self.hyper_index.max_tier
+        for name in changed & self.nodes.keys():
             self._refresh(name)
-        self.warnings = topo.warnings
-        return topo.warnings
+        self.warnings = self.hyper_index.warnings
+        return list(self.warnings)
+
+    def _hypernode_warnings(self) -> None:
+        if self.hypernodes:  # else keep the start-up warnings (resource-level-config)
+            self.warnings = self.hyper_index.warnings
 
     def noded_changed(self, node: str, health: Health | None) -> None:
         if health is None:
