@@ -244,3 +244,17 @@ def test_a_pod_sent_home_that_landed_elsewhere_says_whether_the_node_was_warm():
     effects = lifecycle.observe(index, "ADDED", pod_view(p, WorkloadIndex(), 10**6), _cluster(), NOW, lifecycle.Policy())
     placed = [e for e in effects if isinstance(e, lifecycle.Placed)]
     assert [(e.node, e.outcome.result, e.image_warm) for e in placed] == [("n4", "elsewhere", True)]
+
+
+def test_topology_sources_carry_node_images_into_the_snapshot():
+    from homing.engine.topology.sources import TopologySources
+
+    src = TopologySources(SETTINGS)
+    node = {"metadata": {"name": "n1", "labels": {}}, "spec": {},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}],
+                       "images": [{"names": [f"docker.io/library/{IMAGE}"]}, {"names": ["docker.io/library/nginx:1.25"]}]}}
+    src.node_changed(node)
+    assert src.snapshot.image_nodes == {IMAGE: {"n1"}, "nginx:1.25": {"n1"}}
+    node["status"]["images"] = []
+    src.node_changed(node)
+    assert src.snapshot.image_nodes == {}

@@ -4,10 +4,12 @@ change that node's HyperNode path, a HyperNode change the paths of the nodes it 
 (SPEC 10: no full rebuild on the loop that serves admissions)."""
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 
 from homing.config import Settings
 from homing.engine.health import node_state
+from homing.engine.images import node_images
 from homing.engine.model import ClusterSnapshot, Health, NodeState
 from homing.engine.topology.hypernode_index import HyperNodeIndex
 from homing.engine.topology.hypernodes import hypernode_name
@@ -69,6 +71,8 @@ class TopologySources:
             status={
                 "conditions": [c for c in (node.get("status") or {}).get("conditions") or () if (c or {}).get("type") == "Ready"],
                 "allocatable": dict((node.get("status") or {}).get("allocatable") or {}),
+                # normalised once, one string object per image for all nodes (SPEC 4.4.1)
+                "images": [{"names": [sys.intern(n) for n in sorted(node_images(node))]}],
             },
         )
         if labels_before != self.nodes[name].metadata["labels"]:
