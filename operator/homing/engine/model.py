@@ -74,6 +74,15 @@ class DomainExpr:
     values: tuple[str, ...]
 
 
+def _discard(index: dict, key: object, name: str) -> None:
+    """Take `name` out of `index[key]`, and the key with its last name."""
+    names = index.get(key)
+    if names is not None:
+        names.discard(name)
+        if not names:
+            del index[key]
+
+
 class ClusterSnapshot:
     """Nodes by name (a missing name is a node that is gone), with each domain's
     members and the unhealthy nodes kept up to date as nodes are put and removed."""
@@ -103,18 +112,10 @@ class ClusterSnapshot:
         old = self.nodes.pop(name, None)
         if old is not None:
             for domain in old.topology:
-                names = self.members.get(domain)
-                if names is not None:
-                    names.discard(name)
-                    if not names:
-                        del self.members[domain]
+                _discard(self.members, domain, name)
             self.unhealthy.discard(name)
             for image in old.images:
-                holders = self.image_nodes.get(image)
-                if holders is not None:
-                    holders.discard(name)
-                    if not holders:
-                        del self.image_nodes[image]
+                _discard(self.image_nodes, image, name)
         return old
 
     def health(self, node: str) -> Health:
