@@ -33,6 +33,29 @@ def cluster_watches(rt: Runtime) -> list[tuple[str, str, Handle, bool]]:
     ]
 
 
+class Relisted:
+    """Wraps an observe_* handler so that after a re-list every object the listing lacks
+    is handed over as DELETED (SPEC 10: no phantom node, namespace or PodGroup)."""
+
+    def __init__(self, handle: Handle) -> None:
+        self.handle = handle
+        self.known: dict[str, dict] = {}  # uid -> the metadata a deletion needs
+
+    def __call__(self, event: str | None, obj: dict) -> None:
+        meta = obj.get("metadata") or {}
+        uid = meta.get("uid")
+        if uid:
+            if event == "DELETED":
+                self.known.pop(uid, None)
+            else:
+                self.known[uid] = {k: meta[k] for k in ("name", "namespace", "uid") if k in meta}
+        self.handle(event, obj)
+
+    def listed(self, uids: set[str]) -> None:
+        for uid in [u for u in self.known if u not in uids]:
+            self.handle("DELETED", {"metadata": self.known.pop(uid)})
+
+
 async def installed(kube: Kube, path: str) -> bool:
     try:
         await kube.request("GET", path, query=[("limit", "1")])
@@ -55,7 +78,8 @@ async def _watch_when_installed(kube: Kube, sup: Supervisor, reflector: Reflecto
 async def load(rt: Runtime, kube: Kube, sup: Supervisor) -> None:
     waiting: list[Reflector] = []
     for resource, path, handle, optional in cluster_watches(rt):
-        reflector = Reflector(kube, resource, path, handle)
+        relisted = Relisted(handle)
+        reflector = Reflector(kube, resource, path, relisted, listed=relisted.listed)
         if optional and not await installed(kube, path):
             log.info("Volcano resource not installed; its topology source is off until it appears", path=path)
             sup.spawn(f"await:{resource}", lambda r=reflector: _watch_when_installed(kube, sup, r), restart=True)
