@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 import time
@@ -72,14 +73,36 @@ async def day(c: TidalCluster) -> None:
         log(f"  {step}: inference {replicas}")
 
 
+PREFERENCES = ("image-warm", "vacant-homes", "displace-few")  # SPEC 4.4, switchable
+
+
+def ablation(variant: str) -> tuple[str, dict[str, str]]:
+    """'volcano+homing-no-image-warm' -> the base variant and the operator's environment
+    that switches that SPEC 4.4 preference off (what each one buys)."""
+    base, env = variant, {}
+    for pref in PREFERENCES:
+        if f"-no-{pref}" in base:
+            base = base.replace(f"-no-{pref}", "")
+            env[f"HOMING_PREFERENCES__{pref.replace('-', '_').upper()}"] = "false"
+    return base, env
+
+
 async def run(variant: str, superpods: int, volcano_args: tuple[str, ...] = ()) -> dict:
     log(f"{variant} on {superpods * NODES_PER_SUPERPOD} nodes {' '.join(volcano_args)}")
-    c = await TidalCluster(variant, superpods, IMAGES, BANDWIDTH_GBPS, volcano_args=volcano_args).start()
+    base, env = ablation(variant)
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)  # the operator process inherits it
+    c = await TidalCluster(base, superpods, IMAGES, BANDWIDTH_GBPS, volcano_args=volcano_args).start()
     try:
         await day(c)
         result = c.recorder.summary()
     finally:
         await c.stop()
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
     log(f"  -> {result}")
     return result
 
@@ -162,15 +185,23 @@ async def main() -> None:
     ap.add_argument("--large-superpods", type=int, default=38)
     ap.add_argument("--skip-large", action="store_true")
     ap.add_argument("--render-only", action="store_true", help="redraw the table and chart from tidal.json")
+    ap.add_argument("--variants", nargs="+", default=list(VARIANTS),
+                    help="also volcano+homing-no-<preference> (preferences: " + ", ".join(PREFERENCES) + ")")
+    ap.add_argument("--out", default="tidal.json", help="results file under bench/results/ (another name: no chart)")
     args = ap.parse_args()
     if args.render_only:
         return render(json.loads((RESULTS / "tidal.json").read_text()))
     build_binaries()
-    repeats: dict[str, list[dict]] = {v: [] for v in VARIANTS}
+    repeats: dict[str, list[dict]] = {v: [] for v in args.variants}
     for _ in range(args.repeats):
-        for variant in VARIANTS:
+        for variant in args.variants:
             repeats[variant].append(await run(variant, args.superpods))
     runs = {variant: medians(rs) for variant, rs in repeats.items()}
+    if args.out != "tidal.json":
+        data = {"nodes": args.superpods * NODES_PER_SUPERPOD, "repeats": args.repeats, "runs": runs}
+        dump(RESULTS / args.out, data)
+        print(table(data))
+        return
     data = {
         "nodes": args.superpods * NODES_PER_SUPERPOD,
         "image_gb": sorted(IMAGES.values()),
