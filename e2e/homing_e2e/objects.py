@@ -177,6 +177,11 @@ def term_values(pod_obj: dict, operator: str, weight: int | None = None) -> list
     return out
 
 
+def named_nodes(pod_obj: dict) -> list[tuple[int, list[str]]]:
+    """(weight, values) of every expression in homing's preferred terms."""
+    return [(t["weight"], list(e.get("values", []))) for t in terms(pod_obj) for e in t["preference"].get("matchExpressions", [])]
+
+
 def decision(pod_obj: dict) -> dict:
     raw = (pod_obj["metadata"].get("annotations") or {}).get("homing.io/decision")
     return json.loads(raw) if raw else {}

@@ -134,7 +134,7 @@ async def test_the_sweeper_survives_an_api_timeout_and_deletes_what_it_left(kube
     flaky = _TimesOutOnce((await Kube.connect(str(kubeconfig))).api)
     settings = Settings(lifetimes={"ttl_seconds": 2, "sweep_interval_seconds": 0.3})
     index, store = MemoryIndex(), Store(flaky)
-    old, newer = owner_ref(ns, "old"), owner_ref(ns, "newer")
+    old, newer = await owner_ref(kube, ns, "old"), await owner_ref(kube, ns, "newer")
     now = time.time()
     for ref, seen in ((old, now - 60), (newer, now - 1)):  # `newer` expires a sweep or two later
         index.record_bind(ref, "0", f"n-{ref.name}", (), seen)
@@ -157,5 +157,7 @@ async def _none_left(kube, ns) -> bool:
     return await o.placement_memories(kube, ns) == []
 
 
-def owner_ref(ns: str, name: str) -> OwnerRef:
-    return OwnerRef(api_version="v1", kind="ConfigMap", name=name, namespace=ns, uid=f"uid-{name}-{o.short_id()}")
+async def owner_ref(kube, ns: str, name: str) -> OwnerRef:
+    """A real owner: the garbage collector deletes a PlacementMemory whose owner does not exist."""
+    ref = await o.owner_stand_in(kube, ns, name)
+    return OwnerRef(api_version="v1", kind="ConfigMap", name=name, namespace=ns, uid=ref["uid"])
