@@ -95,7 +95,7 @@ async def run(variant: str, superpods: int, volcano_args: tuple[str, ...] = ()) 
     c = await TidalCluster(base, superpods, IMAGES, BANDWIDTH_GBPS, volcano_args=volcano_args).start()
     try:
         await day(c)
-        result = c.recorder.summary()
+        result = {**c.recorder.summary(), "gang_restarts": await c.gang_restarts()}
     finally:
         await c.stop()
         for k, v in saved.items():

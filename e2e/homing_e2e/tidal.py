@@ -463,6 +463,11 @@ class TidalCluster:
             if now - start >= at_least and now - max(self.recorder.last_bind, start) >= quiet:
                 return
 
+    async def gang_restarts(self) -> int:
+        """Training jobs restarted whole: Volcano counts each RestartJob in status.retryCount."""
+        jobs = await self.kube.request("GET", f"/apis/batch.volcano.sh/v1alpha1/namespaces/{NS}/jobs")
+        return sum(int((j.get("status") or {}).get("retryCount") or 0) for j in jobs.get("items") or ())
+
     def nodes_of(self, key_prefix: str) -> list[str]:
         return sorted({p.node for p in self.recorder.pods.values() if p.node and not p.leaving and p.key.startswith(key_prefix)})
 

@@ -171,3 +171,28 @@ def test_occupancy_accounting_follows_pods():
     assert index.node_used == {"n2": 8} and index.node_loads() == {"n2": [Load("ns/a", 1, 8)]}
     index.occupy("p", None)
     assert index.node_used == {} and index.node_loads() == {} and index.occupants == {}
+
+
+def test_a_workload_that_restarted_elsewhere_is_not_disrupted_any_more():
+    """Its old homes were vacated, then its ranks bound elsewhere: it runs whole again, and
+    displacing it again would restart it a second time."""
+    index, snap = full_cluster()
+    moved = owner(kind="Job", name="train-a", uid="train-a")
+    index.record_bind(moved, "0", "old-node", (), NOW - 100)
+    index.vacate("old-node", moved.key, NOW - 50)
+    assert index.disrupted() == {moved.key}
+    index.record_bind(moved, "0", "n0", (), NOW - 10)  # the rank's home moved with the restart
+    assert index.disrupted() == set()
+
+
+def test_when_nothing_is_free_vacant_homes_are_not_kept_clear_of():
+    """Keeping clear of vacant homes would point the eviction at nodes whose owners run there."""
+    index, snap = full_cluster()
+    other = owner(kind="Job", name="gone", uid="gone")
+    index.record_bind(other, "0", "n5", (), NOW)
+    index.vacate("n5", other.key, NOW)
+    d = admit(index, snap, replica(owner(kind="Deployment", uid="nf"), 0))
+    assert "keep-clear" not in {t.role for t in d.terms} and "vacant-homes" not in d.prefer
+    index.occupy("p0", None)  # n0 is free now: the pod fits, vacant homes are kept clear of
+    d = admit(index, snap, replica(owner(kind="Deployment", uid="nf2"), 0))
+    assert {t.role: t.values for t in d.terms}["keep-clear"] == ("n5",)

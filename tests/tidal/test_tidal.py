@@ -48,6 +48,7 @@ async def test_training_returns_home_after_inference_leaves(binaries, tide):
         await c.scale("qwen", 12)  # 12 + 8 > 16 nodes: the job is preempted (reclaimed) as a gang
         await c.settle()
         assert not c.nodes_of("llama/"), f"inference did not take the training job's nodes ({tide})"
+        assert await c.gang_restarts() >= 1, "the evicted gang restarted whole and Volcano counted it"
         assert len(c.nodes_of("qwen")) == 12
         await c.scale("qwen", 4)
         await c.settle(quiet=5)

@@ -109,9 +109,12 @@ def beyond_home(
     p, limit = settings.preferences, settings.bounds.max_term_values
     prefixes = tuple(settings.scope.resource_prefixes)
     displace, victim, burst = displacement(pod, index, snapshot, owner_key, prefixes, now) if p.displace_few else ((), None, None)
+    # Nothing free (a burst was counted): the scheduler will evict, and "not a vacant home"
+    # would then point it at nodes whose owners are running there, the opposite of few.
+    keep_clear_of_vacant = p.vacant_homes and burst is None
     return BeyondHome(
         warm=warm_nodes(pod_images(pod), snapshot, index, limit) if p.image_warm else (),
-        vacant=vacant_homes(index, owner_key if rankless else None, limit) if p.vacant_homes else (),
+        vacant=vacant_homes(index, owner_key if rankless else None, limit) if keep_clear_of_vacant else (),
         displace=displace,
         victim=victim,
         burst=burst,

@@ -57,7 +57,7 @@ def displacement(pod: dict, index: MemoryIndex, snapshot: ClusterSnapshot, owner
         for ld in node_loads:
             priorities[ld.owner_key] = min(priorities.get(ld.owner_key, ld.priority), ld.priority)
     burst = index.burst(owner_key, now)
-    victim = choose(candidates, priorities, set(index.vacant_by_owner), burst)
+    victim = choose(candidates, priorities, index.disrupted(), burst)
     if victim is None:
         return (), None, burst
     if victim != burst.victim:

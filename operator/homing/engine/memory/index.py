@@ -271,6 +271,11 @@ class MemoryIndex:
             if any(self._still_home(node, k) for k in owners if k != skip_owner):
                 yield node
 
+    def disrupted(self) -> set[str]:
+        """Owners missing from one of their homes right now (a gang that restarted
+        elsewhere has moved its homes: it is running again, not disrupted)."""
+        return {k for k, nodes in self.vacant_by_owner.items() if any(self._still_home(n, k) for n in nodes)}
+
     def _still_home(self, node: str, key: str) -> bool:
         mem = self.owners.get(key)
         return mem is not None and (node in mem.home_counts or node in mem.pool)
