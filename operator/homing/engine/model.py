@@ -74,7 +74,7 @@ class DomainExpr:
     values: tuple[str, ...]
 
 
-def _discard(index: dict, key: object, name: str) -> None:
+def discard_from(index: dict, key: object, name: str) -> None:
     """Take `name` out of `index[key]`, and the key with its last name."""
     names = index.get(key)
     if names is not None:
@@ -112,10 +112,10 @@ class ClusterSnapshot:
         old = self.nodes.pop(name, None)
         if old is not None:
             for domain in old.topology:
-                _discard(self.members, domain, name)
+                discard_from(self.members, domain, name)
             self.unhealthy.discard(name)
             for image in old.images:
-                _discard(self.image_nodes, image, name)
+                discard_from(self.image_nodes, image, name)
         return old
 
     def health(self, node: str) -> Health:

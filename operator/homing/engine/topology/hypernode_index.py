@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from homing.engine.labelselector import IN
-from homing.engine.model import DomainExpr, Path
+from homing.engine.model import DomainExpr, Path, discard_from
 from homing.engine.topology.hypernodes import (
     NO_LABELS,
     HyperNode,
@@ -110,7 +110,7 @@ class HyperNodeIndex:
     def _unindex_node(self, node: str, labels: Mapping[str, str] | None) -> None:
         for key, values in self.nodes_by_label.items():
             if labels is not None and key in labels:
-                _discard(values, labels[key], node)
+                discard_from(values, labels[key], node)
 
     def _selecting(self, node: str, labels: Mapping[str, str]) -> set[str]:
         """The HyperNodes whose Node members select the node."""
@@ -206,14 +206,14 @@ class HyperNodeIndex:
             self._unregister(hn.name, m)
         self.scan.discard(hn.name)
         for child in self._children(hn.name):
-            _discard(self.parents, child, hn.name)
+            discard_from(self.parents, child, hn.name)
         self.matched.pop(hn.name, None)
         for outer in self.parents.pop(hn.name, ()):
             for names in self.matched[outer]:
                 names.discard(hn.name)
         own = self.own_nodes.pop(hn.name, set())
         for node in own:
-            _discard(self.selected_by, node, hn.name)
+            discard_from(self.selected_by, node, hn.name)
         return own
 
     def _take(self, hn: HyperNode, link: bool) -> set[str]:
@@ -255,16 +255,16 @@ class HyperNodeIndex:
     def _unregister(self, name: str, m: Member) -> None:
         lookup = _lookup_key(m)
         if m.exact is not None:
-            _discard(self.by_name, m.exact, name)
+            discard_from(self.by_name, m.exact, name)
         elif m.pattern is not None:
-            _discard(self.by_prefix, m.prefix, name)
+            discard_from(self.by_prefix, m.prefix, name)
             self.prefix_lengths[len(m.prefix)] -= 1
             if self.prefix_lengths[len(m.prefix)] <= 0:
                 del self.prefix_lengths[len(m.prefix)]
         elif lookup is not None:
             key, values = lookup
             for value in values:
-                _discard(self.by_label, (key, value), name)
+                discard_from(self.by_label, (key, value), name)
             self._use_key(key, -1)
 
     def _use_key(self, key: str, delta: int) -> None:
@@ -373,7 +373,7 @@ class HyperNodeIndex:
         for name in stale:
             now = self.below.get(name, frozenset())
             for inner in before[name] - now:
-                _discard(self.outers, inner, name)
+                discard_from(self.outers, inner, name)
                 touched |= self.own_nodes.get(inner, set())
             for inner in now - before[name]:
                 self.outers.setdefault(inner, set()).add(name)
@@ -387,9 +387,3 @@ class HyperNodeIndex:
         return {node for node in touched if self._repath(node)}
 
 
-def _discard(index: dict, key: object, name: str) -> None:
-    names = index.get(key)
-    if names is not None:
-        names.discard(name)
-        if not names:
-            del index[key]
