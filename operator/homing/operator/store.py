@@ -1,5 +1,5 @@
 """The durable mirror (SPEC 2.1): each owner's memory in one PlacementMemory, or in
-several when it is large (placementmemory.py), written at most once per owner per
+several when it is large (placementmemory/), written at most once per owner per
 interval and loaded back page by page at start-up.
 
 Nothing here raises into its caller's loop. A write that fails waits before it is tried

@@ -8,7 +8,7 @@ import yaml
 
 from homing.placementmemory import crd
 
-HEADER = "# Generated from operator/homing/placementmemory.py by `make crds`. Do not edit.\n"
+HEADER = "# Generated from operator/homing/placementmemory/ by `make crds`. Do not edit.\n"
 
 
 def render() -> str:
