@@ -13,7 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from homing_e2e.cluster import build_binaries  # noqa: E402
-from homing_e2e.tidal import TidalCluster  # noqa: E402
+from homing_e2e.tidal import TidalCluster, module_dir  # noqa: E402
 
 IMAGES = {"llama-train:30g": 30.0, "qwen-serve:15g": 15.0}
 BANDWIDTH_GBPS = 1.0
@@ -46,7 +46,8 @@ async def story(variant: str) -> tuple[dict[str, str], dict[str, str], dict]:
 async def main() -> None:
     build_binaries()
     pull = IMAGES["llama-train:30g"] * 8 / BANDWIDTH_GBPS / 60
-    say("homing demo: Volcano v1.14.1 + kwok, 16 nodes x 8 NPUs, a 30 GB training image")
+    volcano = module_dir("volcano", "volcano.sh/volcano").name.split("@")[-1]  # the version go.mod pins
+    say(f"homing demo: Volcano {volcano} + kwok, 16 nodes x 8 NPUs, a 30 GB training image")
     runs = {}
     for variant in ("volcano", "volcano+homing"):
         runs[variant] = await story(variant)
