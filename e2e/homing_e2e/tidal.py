@@ -16,7 +16,7 @@ from pathlib import Path
 import yaml
 
 from homing.operator.kube import MERGE_PATCH, Kube, KubeError
-from homing.operator.watching import watch_objects
+from homing.operator.reflector import Reflector
 from homing_e2e import objects as o
 from homing_e2e.cluster import E2E_DIR, LocalControlPlane, free_port
 from homing_e2e.imagecache import ImageCache
@@ -365,8 +365,8 @@ class TidalCluster:
         for i, name in enumerate(self.node_names):
             await self._node(name, i)
         self.tasks = [
-            asyncio.create_task(watch_objects(kube, f"/api/v1/namespaces/{NS}/pods", self.recorder.pod_event, retry=0.5)),
-            asyncio.create_task(watch_objects(kube, "/api/v1/nodes", self.recorder.node_event, retry=0.5)),
+            asyncio.create_task(Reflector(kube, "pods", f"/api/v1/namespaces/{NS}/pods", self.recorder.pod_event, retry=0.5).run()),
+            asyncio.create_task(Reflector(kube, "nodes", "/api/v1/nodes", self.recorder.node_event, retry=0.5).run()),
             asyncio.create_task(self._report_images()),
         ]
         await o.eventually(self._all_ready, timeout=60, what="all nodes Ready")

@@ -196,3 +196,15 @@ def test_when_nothing_is_free_vacant_homes_are_not_kept_clear_of():
     index.occupy("p0", None)  # n0 is free now: the pod fits, vacant homes are kept clear of
     d = admit(index, snap, replica(owner(kind="Deployment", uid="nf2"), 0))
     assert {t.role: t.values for t in d.terms}["keep-clear"] == ("n5",)
+
+
+def test_nothing_free_drops_vacant_homes_also_with_displacement_switched_off():
+    """Whether anything is free is a fact of the cluster, not of the displace-few switch:
+    with the switch off the vacant-homes term must still not steer the eviction."""
+    index, snap = full_cluster()
+    other = owner(kind="Job", name="gone", uid="gone-off")
+    index.record_bind(other, "0", "n5", (), NOW)
+    index.vacate("n5", other.key, NOW)
+    d = admit(index, snap, replica(owner(kind="Deployment", uid="off2"), 0),
+              settings=Settings(preferences=Preferences(displace_few=False)))
+    assert "keep-clear" not in {t.role for t in d.terms}

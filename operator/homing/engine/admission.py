@@ -10,7 +10,8 @@ from itertools import islice
 from pydantic import BaseModel, Field
 
 from homing.config import Settings
-from homing.engine.beyond_home import BeyondHome, displacement, vacant_homes, warm_nodes
+from homing.engine.beyond_home import BeyondHome, displacement, nothing_free, vacant_homes, warm_nodes
+from homing.engine.displacement import pod_load
 from homing.engine.identity import WorkloadIndex, resolve_owner, resolve_rank
 from homing.engine.images import pod_images
 from homing.engine.memory.index import MemoryIndex
@@ -107,11 +108,12 @@ def beyond_home(
     """SPEC 4.4's candidates, as configured: warm nodes, vacant homes to keep clear of, and
     when nothing is free the one workload to displace."""
     p, limit = settings.preferences, settings.bounds.max_term_values
-    prefixes = tuple(settings.scope.resource_prefixes)
-    displace, victim, burst = displacement(pod, index, snapshot, owner_key, prefixes, now) if p.displace_few else ((), None, None)
-    # Nothing free (a burst was counted): the scheduler will evict, and "not a vacant home"
-    # would then point it at nodes whose owners are running there, the opposite of few.
-    keep_clear_of_vacant = p.vacant_homes and burst is None
+    me = pod_load(pod, owner_key, tuple(settings.scope.resource_prefixes))
+    evicting = nothing_free(me, snapshot, index)
+    displace, victim, burst = displacement(me, index, snapshot, now) if evicting and p.displace_few else ((), None, None)
+    # When the scheduler will evict, "not a vacant home" would point it at nodes whose
+    # owners are running there: the opposite of displacing few.
+    keep_clear_of_vacant = p.vacant_homes and not evicting
     return BeyondHome(
         warm=warm_nodes(pod_images(pod), snapshot, index, limit) if p.image_warm else (),
         vacant=vacant_homes(index, owner_key if rankless else None, limit) if keep_clear_of_vacant else (),

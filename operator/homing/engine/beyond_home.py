@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import islice
 
-from homing.engine.displacement import Burst, choose, free_fit, pod_load, victims
+from homing.engine.displacement import Burst, Load, choose, free_fit, victims
 from homing.engine.images import holding_all
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import ClusterSnapshot, Health
@@ -44,12 +44,15 @@ def vacant_homes(index: MemoryIndex, skip_owner: str | None, limit: int) -> tupl
     return tuple(islice(index.vacant_homes(skip_owner), limit + 1))
 
 
-def displacement(pod: dict, index: MemoryIndex, snapshot: ClusterSnapshot, owner_key: str,
-                 prefixes: tuple[str, ...], now: float) -> tuple[tuple[str, ...], str | None, Burst | None]:
-    """(the victim's nodes, the victim, the burst) when the pod fits on no free node; else nothing."""
-    me = pod_load(pod, owner_key, prefixes)
-    if me.npus <= 0 or free_fit(snapshot, index.node_used, me.npus) is not False:
-        return (), None, None
+def nothing_free(me: Load, snapshot: ClusterSnapshot, index: MemoryIndex) -> bool:
+    """The pod fits on no healthy node's free accelerators: its scheduler will evict."""
+    return me.npus > 0 and free_fit(snapshot, index.node_used, me.npus) is False
+
+
+def displacement(me: Load, index: MemoryIndex, snapshot: ClusterSnapshot,
+                 now: float) -> tuple[tuple[str, ...], str | None, Burst]:
+    """For a pod that fits nowhere free: (the victim's nodes, the victim, the burst counted)."""
+    owner_key = me.owner_key
     loads = index.node_loads()
     candidates = victims(snapshot, loads, index.node_used, me.priority, me.npus)
     priorities: dict[str, int] = {}
