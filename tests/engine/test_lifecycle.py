@@ -243,23 +243,29 @@ def test_invariants_hold_over_any_event_sequence(events):
     index = MemoryIndex()
     alive: set[str] = set()
     last_bound: dict[str, str] = {}
+    could_fault: dict[str, set[str]] = {}  # rank -> nodes that were unhealthy when its pod ended there
     for t, (kind, uid, node, phase, deleting, sick) in enumerate(events):
         now = NOW + t
         if kind == "relist":
             lifecycle.relisted(index, alive, now)
             continue
-        p = state(uid=uid, rank=str(PODS.index(uid)), node=node, phase=phase, deleting=deleting)
+        rank = str(PODS.index(uid))
+        p = state(uid=uid, rank=rank, node=node, phase=phase, deleting=deleting)
         step(index, kind, p, health={sick: U}, now=now)
+        ending = kind == DELETED or phase in ("Succeeded", "Failed") or deleting
+        if ending and node == sick:
+            could_fault.setdefault(rank, set()).add(node)
         if kind == DELETED:
             alive.discard(uid)
         else:
             alive.add(uid)
-            if node and phase not in ("Succeeded", "Failed") and not deleting:
-                last_bound[str(PODS.index(uid))] = node
-        assert set(index.live) <= alive | set(), "no phantom: every live pod was seen and not deleted"
+            if node and not ending:
+                last_bound[rank] = node
+        assert set(index.live) == alive, "live pods are exactly those seen and not deleted: no phantom"
         mem = index.owner(JOB.key)
-        for rank, bound_node in last_bound.items():
-            assert mem.ranks[rank].node == bound_node, "a rank's home is where it last bound"
-        for entry in (mem.ranks.values() if mem else ()):
-            assert all(m.node in NODES for m in entry.faults or ())
+        for r, bound_node in last_bound.items():
+            assert mem.ranks[r].node == bound_node, "a rank's home is where it last bound"
+        for r, entry in (mem.ranks.items() if mem else ()):
+            faults = {m.node for m in entry.faults or ()}
+            assert faults <= could_fault.get(r, set()), "a fault only where the node was unhealthy as the pod ended"
         assert index.has_live_pods(JOB.key) == bool(index.live)
