@@ -1,7 +1,9 @@
-"""`python -m homing` (or the `homing` console script): run the operator and webhook."""
+"""`python -m homing` (or the `homing` console script): run the operator and webhook.
+With arguments it is the `homing` command (homing/cli): `homing explain ...`."""
 from __future__ import annotations
 
 import asyncio
+import sys
 
 import kopf
 from prometheus_client import start_http_server
@@ -10,6 +12,14 @@ from homing.config import Settings
 
 
 def main() -> None:
+    if len(sys.argv) > 1:  # the manifests and the Dockerfile start the operator with none
+        from homing.cli import main as cli
+
+        sys.exit(cli(sys.argv[1:]))
+    run()
+
+
+def run() -> None:
     from homing.operator import handlers, logs  # noqa: F401  (registers the kopf handlers)
 
     settings = Settings()  # refuses bad weights before anything starts
