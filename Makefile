@@ -20,6 +20,7 @@ venv: $(STAMP)
 binaries:
 	bash e2e/build-binaries.sh
 	bash e2e/build-volcano.sh
+	bash e2e/build-helm.sh
 
 test: venv binaries
 	$(PY) -m pytest -q -p no:cacheprovider
@@ -42,8 +43,10 @@ demo: venv binaries
 crds: venv
 	$(PY) -m homing.tools.gencrd crds/placementmemory.yaml
 
-manifests: venv
+# The Helm chart is generated from what `kubectl kustomize manifests/` builds (docs/helm.md).
+manifests: venv binaries
 	$(PY) -m homing.tools.genmanifests manifests/base
+	$(PY) -m homing.tools.genchart charts/homing e2e/.bin/kubectl
 
 clean:
 	rm -rf $(VENV) e2e/.bin .pytest_cache .hypothesis

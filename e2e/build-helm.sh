@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Builds the helm CLI pinned in e2e/helm/go.mod (its `tool` line) into the git-ignored
+# cache (e2e/.bin) for the chart tests. Skipped when go.mod and go.sum are unchanged since
+# the last build.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+bin="${HOMING_BIN_DIR:-$here/.bin}"
+mod="$here/helm"
+mkdir -p "$bin"
+stamp="$bin/.helm.gomod.sha"
+want=$(cat "$mod/go.mod" "$mod/go.sum" | sha256sum | cut -d' ' -f1)
+if [[ -x "$bin/helm" && "$(cat "$stamp" 2>/dev/null || true)" == "$want" ]]; then
+  exit 0
+fi
+# Stamped as helm's own Makefile does: its version, and the Kubernetes version that
+# `helm template` and `helm lint` assume (from client-go v0.X.Y: 1.X; unstamped, 1.20).
+version=$(cd "$mod" && go list -m -f '{{.Version}}' helm.sh/helm/v3)
+client_go=$(cd "$mod" && go list -m -f '{{.Version}}' k8s.io/client-go)
+minor=$(cut -d. -f2 <<<"$client_go")
+ldflags="-s -w -X helm.sh/helm/v3/internal/version.version=$version"
+for pkg in pkg/lint/rules pkg/chartutil; do
+  ldflags+=" -X helm.sh/helm/v3/$pkg.k8sVersionMajor=1 -X helm.sh/helm/v3/$pkg.k8sVersionMinor=$minor"
+done
+echo "building helm $version (first run takes several minutes)" >&2
+(cd "$mod" && go build -trimpath -ldflags="$ldflags" -o "$bin/helm" helm.sh/helm/v3/cmd/helm)
+echo "$want" > "$stamp"
