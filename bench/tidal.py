@@ -49,10 +49,12 @@ async def day(c: TidalCluster) -> None:
     await c.inference("qwen", base, "serve:15g")
     await c.settle(quiet=4, at_least=8)
     log(f"  dawn: {jobs} training jobs of 16, inference {base}")
+    restarts = await c.count_restarts("dawn", {})
     for step, replicas in (("morning wave 1", base + nodes // 4), ("morning wave 2", base + nodes // 2), ("night", base)):
         c.recorder.phase = step
         await c.scale("qwen", replicas)
         await c.settle(quiet=4, at_least=6)
+        restarts = await c.count_restarts(step, restarts)
         log(f"  {step}: inference {replicas}")
     hosting = [p.node for p in c.recorder.pods.values() if p.node and p.key.startswith("train-")]
     faulty = sorted(set(hosting))[:: max(1, len(set(hosting)) // 2)][:2]
@@ -60,16 +62,19 @@ async def day(c: TidalCluster) -> None:
     for node in faulty:
         await c.fault(node, down=True)
     await c.settle(quiet=4, at_least=20)  # tainted at once, evicted 5 s later (the second node up to 10 s after: eviction rate), jobs restart
+    restarts = await c.count_restarts("faults", restarts)
     log(f"  faults: {faulty} NotReady")
     c.recorder.phase = "recovery"
     for node in faulty:
         await c.fault(node, down=False)
     await c.settle(quiet=4, at_least=6)
+    restarts = await c.count_restarts("recovery", restarts)
     log("  faults recovered")
     for step, replicas in (("next morning", base + nodes // 4), ("next night", base)):
         c.recorder.phase = step
         await c.scale("qwen", replicas)
         await c.settle(quiet=4, at_least=6)
+        restarts = await c.count_restarts(step, restarts)
         log(f"  {step}: inference {replicas}")
 
 
@@ -123,8 +128,8 @@ def medians(repeats: list[dict]) -> dict:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             values = [r[field] for r in repeats if r.get(field) is not None]
             out[field] = round(statistics.median(values), 4) if values else None
-    for field in ("misses", "by_phase"):  # counts: summed over the repeats
-        out[field] = add_counts(r[field] for r in repeats)
+    for field in ("misses", "by_phase", "pulls_by_phase", "restarts_by_phase"):  # counts: summed over the repeats
+        out[field] = add_counts(r.get(field) or {} for r in repeats)
     out["repeats"] = repeats
     return out
 

@@ -110,6 +110,8 @@ class Recorder:
     last_bind: float = 0.0
     replacement_pulls: int = 0
     replacement_pull_minutes: float = 0.0
+    pulls_by_phase: dict[str, dict[str, int]] = field(default_factory=dict)  # phase -> {"first": n, "replacement": n}
+    restarts_by_phase: dict[str, dict[str, int]] = field(default_factory=dict)  # phase -> {job: gang restarts in it}
     released: dict[str, float] = field(default_factory=dict)  # node -> when a pod last left it
     settle_time: float = 1.0  # two of Volcano's 0.5 s cycles: the scheduler has seen the room
     phase: str = "dawn"  # set by the day's script as it moves on
@@ -189,7 +191,12 @@ class Recorder:
             self._judge(pod, seen, uid)
         if node and not seen.started and pod.get("status", {}).get("phase") == "Running":
             seen.started = True
-            if self.cache.start(node, seen.image, seen.image_gb) and seen.replacement:
+            pulled = self.cache.start(node, seen.image, seen.image_gb)
+            if pulled:
+                row = self.pulls_by_phase.setdefault(self.phase, {})
+                kind = "replacement" if seen.replacement else "first"
+                row[kind] = row.get(kind, 0) + 1
+            if pulled and seen.replacement:
                 self.replacement_pulls += 1
                 self.replacement_pull_minutes += self.cache.pull_minutes_for(seen.image_gb)
             self.started.append((node, seen.image))
@@ -295,6 +302,8 @@ class Recorder:
             "misses": self.misses(),
             "miss_details": self.miss_details(),
             "by_phase": self.by_phase(),
+            "pulls_by_phase": self.pulls_by_phase,
+            "restarts_by_phase": self.restarts_by_phase,
             "nodes_dropped": sum(1 for t in self.transitions if not t[3]),  # 2 in the scripted day (its faults); more is flapping
             "create_to_scheduled_p50_s": round(statistics.median(lat), 3) if lat else None,
             "create_to_scheduled_p99_s": round(lat[min(len(lat) - 1, int(0.99 * (len(lat) - 1) + 0.5))], 3) if lat else None,
@@ -465,8 +474,19 @@ class TidalCluster:
 
     async def gang_restarts(self) -> int:
         """Training jobs restarted whole: Volcano counts each RestartJob in status.retryCount."""
+        return sum((await self.restarts_by_job()).values())
+
+    async def count_restarts(self, phase: str, before: dict[str, int]) -> dict[str, int]:
+        """Records which jobs restarted during `phase` (since `before`); returns the new counts."""
+        now = await self.restarts_by_job()
+        moved = {job: n - before.get(job, 0) for job, n in now.items() if n > before.get(job, 0)}
+        if moved:
+            self.recorder.restarts_by_phase[phase] = moved
+        return now
+
+    async def restarts_by_job(self) -> dict[str, int]:
         jobs = await self.kube.request("GET", f"/apis/batch.volcano.sh/v1alpha1/namespaces/{NS}/jobs")
-        return sum(int((j.get("status") or {}).get("retryCount") or 0) for j in jobs.get("items") or ())
+        return {j["metadata"]["name"]: int((j.get("status") or {}).get("retryCount") or 0) for j in jobs.get("items") or ()}
 
     def nodes_of(self, key_prefix: str) -> list[str]:
         return sorted({p.node for p in self.recorder.pods.values() if p.node and not p.leaving and p.key.startswith(key_prefix)})

@@ -111,6 +111,30 @@ class Webhook(BaseModel):
     deadline_seconds: float = 0.25  # internal budget, well under timeout_seconds
 
 
+class Replicas(BaseModel):
+    """Several replicas (SPEC 10): one Lease elects the writer; each replica's member Lease
+    says it is alive, which splits rankless pools among the replicas (engine/shares.py).
+    Timings are client-go's defaults; lease > renew > 1.2 x retry."""
+
+    namespace: str | None = None  # where the Leases live; default: the webhook's service namespace
+    lease_name: str = "homing-leader"
+    member_prefix: str = "homing-member-"
+    identity: str | None = None  # default: the pod name (HOSTNAME) and a random suffix
+    lease_seconds: float = 15.0
+    renew_seconds: float = 10.0
+    retry_seconds: float = 2.0
+    # A node of a rankless pool moves to another replica's share only after this quiet time:
+    # longer than a retry period plus the webhook timeout plus the pod watch's delay.
+    handover_grace_seconds: float = 10.0
+
+    @model_validator(mode="after")
+    def _client_go_rules(self) -> "Replicas":
+        from homing.engine.leadership import Timings
+
+        Timings(self.lease_seconds, self.renew_seconds, self.retry_seconds)  # raises when they could overlap
+        return self
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="HOMING_", env_nested_delimiter="__")
 
@@ -123,6 +147,7 @@ class Settings(BaseSettings):
     lifetimes: Lifetimes = Field(default_factory=Lifetimes)
     webhook: Webhook = Field(default_factory=Webhook)
     health: SelfHealth = Field(default_factory=SelfHealth)
+    replicas: Replicas = Field(default_factory=Replicas)
     metrics_port: int = 8080
     health_port: int = 8081
     log_level: str = "info"

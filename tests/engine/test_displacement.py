@@ -6,7 +6,7 @@ import pytest
 
 from homing.config import Preferences, Settings
 from homing.engine.admission import decide
-from homing.engine.displacement import Burst, Load, choose, free_fit, pod_load, victims
+from homing.engine.displacement import Burst, Load, choose, free_slots, pod_load, victims
 from homing.engine.identity import WorkloadIndex
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import ClusterSnapshot, Health, NodeState
@@ -38,18 +38,23 @@ def test_pod_load(spec, load):
 
 
 @pytest.mark.parametrize(
-    "used, npus, sick, capacity, fits",
+    "used, npus, sick, capacity, slots",
     [
-        pytest.param({}, 8, (), 8, True, id="empty-cluster"),
-        pytest.param({f"n{i}": 8 for i in range(6)}, 8, (), 8, False, id="all-full"),
-        pytest.param({**{f"n{i}": 8 for i in range(6)}, "n3": 4}, 4, (), 8, True, id="half-node-for-half-pod"),
-        pytest.param({**{f"n{i}": 8 for i in range(6)}, "n3": 4}, 8, (), 8, False, id="half-node-not-enough"),
-        pytest.param({f"n{i}": 8 for i in range(5)}, 8, ("n5",), 8, False, id="only-free-node-unhealthy"),
+        pytest.param({}, 8, (), 8, 6, id="empty-cluster"),
+        pytest.param({}, 2, (), 8, 24, id="four-per-node"),
+        pytest.param({f"n{i}": 8 for i in range(6)}, 8, (), 8, 0, id="all-full"),
+        pytest.param({**{f"n{i}": 8 for i in range(6)}, "n3": 4}, 4, (), 8, 1, id="half-node-for-half-pod"),
+        pytest.param({**{f"n{i}": 8 for i in range(6)}, "n3": 4}, 8, (), 8, 0, id="half-node-not-enough"),
+        pytest.param({f"n{i}": 8 for i in range(5)}, 8, ("n5",), 8, 0, id="only-free-node-unhealthy"),
         pytest.param({}, 8, (), None, None, id="capacity-unknown"),
     ],
 )
-def test_free_fit(used, npus, sick, capacity, fits):
-    assert free_fit(cluster(npus=capacity, sick=sick), used, npus) is fits
+def test_free_slots(used, npus, sick, capacity, slots):
+    assert free_slots(cluster(npus=capacity, sick=sick), used, npus, enough=100) == slots
+
+
+def test_free_slots_stops_counting_at_enough():
+    assert free_slots(cluster(npus=8), {}, 8, enough=2) == 2
 
 
 def test_victims_are_single_lower_priority_workloads_per_node():
@@ -208,3 +213,64 @@ def test_nothing_free_drops_vacant_homes_also_with_displacement_switched_off():
     d = admit(index, snap, replica(owner(kind="Deployment", uid="off2"), 0),
               settings=Settings(preferences=Preferences(displace_few=False)))
     assert "keep-clear" not in {t.role for t in d.terms}
+
+
+def two_free_nodes() -> tuple[MemoryIndex, ClusterSnapshot]:
+    """n0, n1 free; n2..n5 held by training jobs b and c (priority 100)."""
+    index, snap = full_cluster()
+    index.occupy("p0", None)
+    index.occupy("p1", None)
+    return index, snap
+
+
+def test_a_burst_larger_than_the_free_room_displaces_with_its_later_replicas():
+    """16 replicas are admitted before any binds: the cluster still shows room to all of
+    them, yet those beyond the room will make the scheduler evict (the in-flight ones)."""
+    index, snap = two_free_nodes()
+    deploy = owner(kind="Deployment", name="infer", uid="burst")
+    got = []
+    for i in range(4):
+        p = replica(deploy, i)
+        d = admit(index, snap, p, now=NOW + i * 0.01)
+        index.waiting.admitted(pod_load(p, d.owner_key, PREFIXES), NOW + i * 0.01)  # what the adapter does
+        got.append(d)
+    assert [d.victim is not None for d in got] == [False, False, True, True]
+    assert got[2].victim == got[3].victim, "the two beyond the room agree on one victim"
+
+
+@pytest.mark.parametrize(
+    "ahead, priority, displaced",
+    [
+        pytest.param([Load("ns/x", 1000, 8), Load("ns/y", 1000, 8)], 1000, True, id="two-pending-fill-two-free"),
+        pytest.param([Load("ns/x", 1000, 8)], 1000, False, id="one-pending-leaves-one-free"),
+        pytest.param([Load("ns/x", 100, 8), Load("ns/y", 100, 8)], 1000, False, id="lower-priority-pending-come-after"),
+        pytest.param([Load("ns/x", 5000, 4)] * 3, 1000, True, id="three-half-pods-take-two-nodes"),
+    ],
+)
+def test_pending_pods_ahead_take_the_free_room(ahead, priority, displaced):
+    index, snap = two_free_nodes()
+    for i, load in enumerate(ahead):
+        index.waiting.wait(f"pending-{i}", load)
+    d = admit(index, snap, replica(owner(kind="Deployment", uid="late"), 0, priority))
+    assert (d.victim is not None) is displaced
+
+
+def test_admissions_in_flight_expire_and_arrive():
+    index, snap = two_free_nodes()
+    for _ in range(2):
+        index.waiting.admitted(Load("ns/x", 1000, 8), NOW)
+    assert index.waiting.ahead(1000, 8, NOW) == 2
+    index.waiting.arrived("ns/x")
+    assert index.waiting.ahead(1000, 8, NOW) == 1
+    assert index.waiting.ahead(1000, 8, NOW + 60) == 0, "an admission never seen stops counting"
+
+
+def test_with_no_lower_priority_workload_vacant_homes_stay_kept_clear_of():
+    """Nothing free but nobody to evict: the pod waits for room, and keeping clear of other
+    owners' vacant homes is still right."""
+    index, snap = full_cluster()
+    other = owner(kind="Job", name="gone", uid="gone-low")
+    index.record_bind(other, "0", "n5", (), NOW)
+    index.vacate("n5", other.key, NOW)
+    d = admit(index, snap, replica(owner(kind="Deployment", uid="same-prio"), 0, priority=100))
+    assert {t.role: t.values for t in d.terms}.get("keep-clear") == ("n5",)

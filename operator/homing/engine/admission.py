@@ -3,14 +3,16 @@ index and snapshot it is given and returns a Decision; the webhook applies it.""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from itertools import islice
 
 from pydantic import BaseModel, Field
 
 from homing.config import Settings
-from homing.engine.beyond_home import BeyondHome, displacement, nothing_free, vacant_homes, warm_nodes
+from homing.engine.beyond_home import (
+    BeyondHome, displacement, eviction_victims, nothing_free, vacant_homes, warm_nodes,
+)
 from homing.engine.displacement import pod_load
 from homing.engine.identity import WorkloadIndex, resolve_owner, resolve_rank
 from homing.engine.images import pod_images
@@ -109,14 +111,14 @@ def beyond_home(
     when nothing is free the one workload to displace."""
     p, limit = settings.preferences, settings.bounds.max_term_values
     me = pod_load(pod, owner_key, tuple(settings.scope.resource_prefixes))
-    evicting = nothing_free(me, snapshot, index)
-    displace, victim, burst = displacement(me, index, snapshot, now) if evicting and p.displace_few else ((), None, None)
+    found = eviction_victims(me, index, snapshot) if nothing_free(me, snapshot, index, now) else None
+    evicting = found is not None and bool(found.nodes)  # with nobody of lower priority, the pod waits for room
+    displace, victim, burst = displacement(me, index, found, now) if evicting and p.displace_few else ((), None, None)
     # When the scheduler will evict, "not a vacant home" would point it at nodes whose
     # owners are running there: the opposite of displacing few.
-    keep_clear_of_vacant = p.vacant_homes and not evicting
     return BeyondHome(
         warm=warm_nodes(pod_images(pod), snapshot, index, limit) if p.image_warm else (),
-        vacant=vacant_homes(index, owner_key if rankless else None, limit) if keep_clear_of_vacant else (),
+        vacant=vacant_homes(index, owner_key if rankless else None, limit) if p.vacant_homes and not evicting else (),
         displace=displace,
         victim=victim,
         burst=burst,
@@ -131,7 +133,10 @@ def decide(
     settings: Settings,
     now: float,
     podgroups: PodGroups | None = None,
+    may_promise: Callable[[str, str], bool] | None = None,
 ) -> Decision:
+    """`may_promise(owner_key, node)`: whether this replica may promise the node (SPEC 3,
+    several replicas; engine/shares.py). None: a lone replica promises any node."""
     skip = out_of_scope(pod, settings.scope.resource_prefixes)
     if skip:
         return Decision(outcome="skipped", reason=skip)
@@ -149,7 +154,8 @@ def decide(
         taken = index.occupied_nodes(owner.key) | index.promised_nodes(owner.key, now)
         w = settings.weights
         placement = pool_strategy(
-            memory, snapshot, taken, w.pool_home, w.pool_other, hostname, settings.bounds.max_term_values, beyond, w
+            memory, snapshot, taken, w.pool_home, w.pool_other, hostname, settings.bounds.max_term_values, beyond, w,
+            None if may_promise is None else (lambda node: may_promise(owner.key, node)),
         )
     else:
         entry = memory.ranks.get(rank_result.rank.key) if memory else None

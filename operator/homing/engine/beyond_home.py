@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import islice
 
-from homing.engine.displacement import Burst, Load, choose, free_fit, victims
+from homing.engine.displacement import Burst, Load, choose, free_slots, victims
 from homing.engine.images import holding_all
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import ClusterSnapshot, Health
@@ -44,26 +44,40 @@ def vacant_homes(index: MemoryIndex, skip_owner: str | None, limit: int) -> tupl
     return tuple(islice(index.vacant_homes(skip_owner), limit + 1))
 
 
-def nothing_free(me: Load, snapshot: ClusterSnapshot, index: MemoryIndex) -> bool:
-    """The pod fits on no healthy node's free accelerators: its scheduler will evict."""
-    return me.npus > 0 and free_fit(snapshot, index.node_used, me.npus) is False
+def nothing_free(me: Load, snapshot: ClusterSnapshot, index: MemoryIndex, now: float) -> bool:
+    """The free room left after the pods ahead of this one (pending or just admitted, at
+    its priority or higher) holds no pod of its size: its scheduler will evict."""
+    if me.npus <= 0:
+        return False
+    ahead = index.waiting.ahead(me.priority, me.npus, now)
+    slots = free_slots(snapshot, index.node_used, me.npus, enough=ahead + 1)
+    return slots is not None and slots <= ahead
 
 
-def displacement(me: Load, index: MemoryIndex, snapshot: ClusterSnapshot,
-                 now: float) -> tuple[tuple[str, ...], str | None, Burst]:
-    """For a pod that fits nowhere free: (the victim's nodes, the victim, the burst counted)."""
-    owner_key = me.owner_key
+@dataclass(frozen=True, slots=True)
+class Victims:
+    """Lower-priority workloads whose eviction alone would make room, and their priorities."""
+
+    nodes: dict[str, list[str]]  # workload -> the nodes where it alone holds the room
+    priorities: dict[str, int]
+
+
+def eviction_victims(me: Load, index: MemoryIndex, snapshot: ClusterSnapshot) -> Victims:
     loads = index.node_loads()
-    candidates = victims(snapshot, loads, index.node_used, me.priority, me.npus)
     priorities: dict[str, int] = {}
     for node_loads in loads.values():
         for ld in node_loads:
             priorities[ld.owner_key] = min(priorities.get(ld.owner_key, ld.priority), ld.priority)
-    burst = index.burst(owner_key, now)
-    victim = choose(candidates, priorities, index.disrupted(), burst)
+    return Victims(victims(snapshot, loads, index.node_used, me.priority, me.npus), priorities)
+
+
+def displacement(me: Load, index: MemoryIndex, found: Victims, now: float) -> tuple[tuple[str, ...], str | None, Burst]:
+    """For a pod that fits nowhere free: (the victim's nodes, the victim, the burst counted)."""
+    burst = index.burst(me.owner_key, now)
+    victim = choose(found.nodes, found.priorities, index.disrupted(), burst)
     if victim is None:
         return (), None, burst
     if victim != burst.victim:
         burst.victim, burst.sent = victim, 0
     burst.sent += 1
-    return tuple(candidates[victim]), victim, burst
+    return tuple(found.nodes[victim]), victim, burst

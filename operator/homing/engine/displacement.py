@@ -49,16 +49,19 @@ def pod_load(pod: dict, owner_key: str, prefixes: tuple[str, ...]) -> Load:
     return Load(owner_key, priority if isinstance(priority, int) and not isinstance(priority, bool) else 0, npus)
 
 
-def free_fit(snapshot: ClusterSnapshot, used: Mapping[str, int], npus: int) -> bool | None:
-    """Whether some healthy node has `npus` free; None when a node's capacity is unknown."""
+def free_slots(snapshot: ClusterSnapshot, used: Mapping[str, int], npus: int, enough: int) -> int | None:
+    """How many pods of `npus` the healthy nodes' free accelerators hold, counted up to
+    `enough`; None when a node's capacity is unknown."""
+    slots = 0
     for name, state in snapshot.nodes.items():
         if state.health is not Health.HEALTHY:
             continue
         if state.npus is None:
             return None
-        if state.npus - used.get(name, 0) >= npus:
-            return True
-    return False
+        slots += max(0, state.npus - used.get(name, 0)) // npus
+        if slots >= enough:
+            return slots
+    return slots
 
 
 def victims(

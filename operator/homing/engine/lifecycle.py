@@ -218,4 +218,6 @@ def relisted(index: MemoryIndex, listed_uids: Iterable[str], now: float) -> list
         untracked(index, uid, now)
     for uid in [uid for uid in index.pod_node if uid not in keep]:
         index.occupy(uid, None)
+    for uid in [uid for uid in index.waiting.pending if uid not in keep]:
+        index.waiting.wait(uid, None)
     return gone

@@ -4,9 +4,11 @@ unpatched (SPEC 3)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from homing.config import Settings
 from homing.engine.admission import Decision, decide
+from homing.engine.displacement import pod_load
 from homing.engine.memory.index import MemoryIndex
 from homing.operator import logs, metrics
 from homing.operator.cluster import ClusterState
@@ -17,6 +19,7 @@ log = logs.get("homing.admission")
 class Admitter:
     def __init__(self, settings: Settings, index: MemoryIndex, cluster: ClusterState) -> None:
         self.settings, self.index, self.cluster = settings, index, cluster
+        self.may_promise: Callable[[str, str], bool] | None = None  # several replicas: this one's share (replicas.py)
 
     def admit(self, pod: dict, dryrun: bool, now: float | None = None) -> tuple[Decision, list[dict]]:
         """The decision and its JSON patch; on any internal error, no patch."""
@@ -48,7 +51,7 @@ class Admitter:
 
     def _decide(self, pod: dict, dryrun: bool, now: float) -> Decision:
         c = self.cluster
-        decision = decide(pod, self.index, c.workloads, c.snapshot, self.settings, now, c.podgroups)
+        decision = decide(pod, self.index, c.workloads, c.snapshot, self.settings, now, c.podgroups, self.may_promise)
         if decision.outcome == "skipped" or dryrun or not decision.owner_key:
             return decision
         mem = self.index.owner(decision.owner_key)
@@ -59,4 +62,6 @@ class Admitter:
             self.index.promise(decision.owner_key, decision.promise, now, self.settings.lifetimes.promise_seconds)
         if decision.burst is not None:
             self.index.bursts[decision.owner_key] = decision.burst  # the next replica of the burst agrees
+        # Until the watch shows it, the pod still takes room ahead of the next admissions.
+        self.index.waiting.admitted(pod_load(pod, decision.owner_key, tuple(self.settings.scope.resource_prefixes)), now)
         return decision

@@ -3,6 +3,7 @@ labels, so the super-pod and rack ids MindCluster reports per node are copied th
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 from homing.engine.topology import mindcluster
 from homing.operator import logs
@@ -16,13 +17,14 @@ class DeviceInfoCopier:
     """Copies MindCluster's SuperPodID/RackID onto the node's topology labels, so that
     affinity terms (which can only match labels) can name the super-pod and rack."""
 
-    def __init__(self, rt: Runtime, kube: Kube) -> None:
+    def __init__(self, rt: Runtime, kube: Kube, leading: Callable[[], bool] | None = None) -> None:
         self.rt, self.kube = rt, kube
+        self.leading = leading  # several replicas: only the leader writes node labels
         self._tasks: set[asyncio.Task] = set()
 
     def handle(self, event: str | None, configmap: dict) -> None:
         node = mindcluster.node_of(configmap, mindcluster.DEVICE_INFO_PREFIX)
-        if node is None or event == "DELETED":
+        if node is None or event == "DELETED" or (self.leading is not None and not self.leading()):
             return
         try:
             superpod, rack = mindcluster.device_info_ids(configmap)

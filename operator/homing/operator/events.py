@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import uuid
+from collections.abc import Callable
 
 from homing.engine.model import OwnerRef
 from homing.operator import logs
@@ -14,11 +15,14 @@ log = logs.get("homing.events")
 
 
 class EventPoster:
-    def __init__(self, kube: Kube) -> None:
+    def __init__(self, kube: Kube, enabled: Callable[[], bool] | None = None) -> None:
         self.kube = kube
+        self.enabled = enabled  # several replicas: only the leader posts, so each Event is posted once
         self._tasks: set[asyncio.Task] = set()
 
     def post(self, pod: dict, kind: str, reason: str, message: str) -> None:
+        if self.enabled is not None and not self.enabled():
+            return
         task = asyncio.get_running_loop().create_task(self._post(pod, kind, reason, message))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)

@@ -17,6 +17,7 @@ from homing.operator import certstore, logs, metrics, selfhealth, startup, upkee
 from homing.operator.deviceinfo import DeviceInfoCopier
 from homing.operator.events import EventPoster
 from homing.operator.kube import Kube
+from homing.operator.replicas import Replicas
 from homing.operator.runtime import Runtime
 from homing.operator.store import Store
 
@@ -43,20 +44,31 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: object) -
         addr=config.webhook.listen, port=config.webhook.port, certfile=str(cert), pkeyfile=str(key)
     )
     sup = selfhealth.current = selfhealth.Supervisor(watch_stale_seconds=config.health.watch_stale_seconds)
-    events = EventPoster(kube)
+    replicas = Replicas(kube, config)
+    events = EventPoster(kube, enabled=lambda: replicas.leading)
     rt = Runtime(config, store=Store(kube, on_refused=events.refused), events=events)
-    memo.runtime, memo.kube, memo.supervisor = rt, kube, sup
+    memo.runtime, memo.kube, memo.supervisor, memo.replicas = rt, kube, sup, replicas
     await startup.load(rt, kube, sup)
-    if config.webhook.manage_configuration:
-        await webhookconfig.ensure(kube, config, ca)
     assert rt.store is not None
     store = rt.store
-    sup.spawn("flush", lambda: upkeep.flush_forever(rt.index, store, config))
-    sup.spawn("sweep", upkeep.Sweeper(rt.index, store, config).forever)
-    copier = DeviceInfoCopier(rt, kube).handle if config.topology.device_info else None
+    replicas.on_elected = lambda: _take_over(rt, store, kube, config, ca)
+    rt.admitter.may_promise = replicas.may_promise
+    sup.spawn("replicas", replicas.forever)
+    sup.spawn("flush", lambda: upkeep.flush_forever(rt.index, store, config, lambda: replicas.leading))
+    sup.spawn("sweep", upkeep.Sweeper(rt.index, store, config, lambda: replicas.leading).forever)
+    copier = DeviceInfoCopier(rt, kube, lambda: replicas.leading).handle if config.topology.device_info else None
     startup.configmap_watches(rt, kube, sup, copier)
     upkeep.refresh_gauges(rt.index)
     sup.spawn("ready", lambda: _ready_when_serving(config.webhook.port, ca), restart=False)
+
+
+async def _take_over(rt: Runtime, store: Store, kube: Kube, config: Settings, ca: bytes) -> None:
+    """Elected: write at once what this replica saw while it stood by (bindings during the
+    takeover included), and bring the webhook configuration up to date."""
+    if config.webhook.manage_configuration:
+        await webhookconfig.ensure(kube, config, ca)
+    await upkeep.flush_once(rt.index, store)
+    log.info("took over as leader", owners_dirty=len(rt.index.dirty))
 
 
 async def _ready_when_serving(port: int, ca: bytes) -> None:
@@ -83,8 +95,11 @@ async def stop(memo: kopf.Memo, **_: object) -> None:
     if sup is not None:
         await sup.close()
     rt: Runtime | None = getattr(memo, "runtime", None)
-    if rt is not None and rt.store is not None:
+    replicas: Replicas | None = getattr(memo, "replicas", None)
+    if rt is not None and rt.store is not None and replicas is not None and replicas.leading:
         await upkeep.flush_once(rt.index, rt.store)  # the last second of changes
+    if replicas is not None:
+        await replicas.release()  # a standby takes over now, not a lease duration later
     if getattr(memo, "kube", None) is not None:
         await memo.kube.close()
 

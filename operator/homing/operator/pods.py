@@ -67,18 +67,24 @@ class PodObserver:
 
     def _occupy(self, event: str | None, uid: str, pod: dict) -> None:
         """Which node each accelerator pod of any workload sits on, and what it holds there
-        (the outcome's home-busy; SPEC 4.4.3's free nodes and victims)."""
+        (the outcome's home-busy; SPEC 4.4.3's free nodes and victims), or what it waits for."""
         status = (pod.get("status") or {}).get("phase")
         node = (pod.get("spec") or {}).get("nodeName")
-        here = event != lifecycle.DELETED and status not in ("Succeeded", "Failed") and node
+        alive = event != lifecycle.DELETED and status not in ("Succeeded", "Failed")
         prefixes = tuple(self.settings.scope.resource_prefixes)
-        if here and accelerator_resources(pod, prefixes):
-            owner = resolve_owner(pod, self.cluster.workloads)
-            meta = pod.get("metadata") or {}
-            key = owner.key if owner is not None else f"{meta.get('namespace')}/pod:{uid}"  # a bare pod is its own workload
-            self.index.occupy(uid, node, pod_load(pod, key, prefixes))
-        else:
-            self.index.occupy(uid, None)
+        index = self.index
+        if not (alive and accelerator_resources(pod, prefixes)):
+            index.occupy(uid, None)
+            index.waiting.wait(uid, None)
+            return
+        owner = resolve_owner(pod, self.cluster.workloads)
+        meta = pod.get("metadata") or {}
+        key = owner.key if owner is not None else f"{meta.get('namespace')}/pod:{uid}"  # a bare pod is its own workload
+        load = pod_load(pod, key, prefixes)
+        if uid not in index.pod_node and uid not in index.waiting.pending:
+            index.waiting.arrived(key)  # one admission of the owner is no longer in flight
+        index.occupy(uid, node or None, load)
+        index.waiting.wait(uid, None if node else load)
 
     def _group(self, pod: dict, view: PodView) -> str | None:
         c = self.cluster

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 
 from homing.config import Settings
 from homing.engine.memory.entries import OwnerMemory
@@ -53,10 +54,18 @@ async def flush_once(index: MemoryIndex, store: Store) -> None:
     refresh_gauges(index)
 
 
-async def flush_forever(index: MemoryIndex, store: Store, settings: Settings) -> None:
+def always() -> bool:
+    return True
+
+
+async def flush_forever(index: MemoryIndex, store: Store, settings: Settings, leading: Callable[[], bool] = always) -> None:
+    """Only the leader writes (SPEC 10); a standby's changes stay dirty until it leads."""
     while True:
         await asyncio.sleep(settings.lifetimes.write_interval_seconds)
-        await flush_once(index, store)
+        if leading():
+            await flush_once(index, store)
+        else:
+            refresh_gauges(index)
 
 
 class Sweeper:
@@ -64,14 +73,16 @@ class Sweeper:
     timeout, the API server away) is tried again at the next sweep, unless the owner came
     back meanwhile."""
 
-    def __init__(self, index: MemoryIndex, store: Store, settings: Settings) -> None:
-        self.index, self.store, self.settings = index, store, settings
+    def __init__(self, index: MemoryIndex, store: Store, settings: Settings, leading: Callable[[], bool] = always) -> None:
+        self.index, self.store, self.settings, self.leading = index, store, settings, leading
         self.leftovers: dict[str, OwnerRef] = {}  # owner key -> owner whose objects remain
 
     async def once(self) -> None:
         for mem in forget_stale(self.index, self.settings, time.time()):
             log.info("owner forgotten", owner=mem.owner.display, ranks=len(mem.ranks), why="ttl or size bound")
             self.leftovers[mem.owner.key] = mem.owner
+        if not self.leading():
+            return  # a standby forgets in its index too; the leader deletes the objects
         for key, owner in list(self.leftovers.items()):
             if key in self.index.owners or await self.store.delete(owner):
                 del self.leftovers[key]

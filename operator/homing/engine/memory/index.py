@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from homing.engine.displacement import BURST_SECONDS, Burst, Load
 from homing.engine.memory import changes
 from homing.engine.memory.entries import OwnerMemory, Topology
+from homing.engine.memory.waiting import Waiting
 from homing.engine.model import OwnerRef
 
 
@@ -45,6 +46,7 @@ class MemoryIndex:
     pod_load: dict[str, Load] = field(default_factory=dict)  # accelerator pod uid -> what it holds
     node_used: dict[str, int] = field(default_factory=dict)  # node -> accelerators its pods hold
     bursts: dict[str, Burst] = field(default_factory=dict)  # owner key -> its latest admission burst
+    waiting: Waiting = field(default_factory=Waiting)  # accelerator pods not bound yet, any workload
     promises: dict[str, dict[str, Promise]] = field(default_factory=dict)  # owner key -> node -> promise
     image_runs: dict[str, dict[str, float]] = field(default_factory=dict)  # image -> node -> when it last ran
     vacant: dict[str, dict[str, float]] = field(default_factory=dict)  # node -> owner key -> vacant since

@@ -1,6 +1,8 @@
 """Rankless replicas: promise each new pod a different free home of the owner's pool."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from homing.config import Weights
 from homing.engine.beyond_home import NOTHING, BeyondHome
 from homing.engine.memory.entries import OwnerMemory
@@ -34,6 +36,7 @@ def pool_strategy(
     max_values: int,
     beyond: BeyondHome = NOTHING,
     weights: Weights | None = None,
+    may_promise: Callable[[str], bool] | None = None,
 ) -> Placement:
     """`taken`: nodes occupied by a live pod of the owner or promised to a pending one.
     Beyond the pool (SPEC 4.4): image-warm nodes, and clear of other owners' vacant homes."""
@@ -43,7 +46,14 @@ def pool_strategy(
     free = free_homes(mem, snapshot, taken)
     if not free:
         return Placement(terms=extra, reason="pool-exhausted", truncated=cut_extra)
-    promised, rest = free[0], free[1:]
+    # Several replicas: only a node in this replica's share may be promised (engine/shares.py).
+    mine = [n for n in free if may_promise is None or may_promise(n)]
+    if not mine:
+        others, cut = bounded(free, max_values)
+        terms = kept((other_homes_term(others, other_weight, hostname_key), *extra))
+        return Placement(terms=terms, reason="pool-shared", truncated=cut or cut_extra)
+    promised = mine[0]
+    rest = [n for n in free if n != promised]
     others, cut = bounded(rest, max_values)
     terms = kept(
         (
