@@ -14,6 +14,7 @@ JOB_INDEX = "batch.kubernetes.io/job-completion-index"
 STS_INDEX = "apps.kubernetes.io/pod-index"
 LWS_GROUP = "leaderworkerset.sigs.k8s.io/group-index"
 LWS_WORKER = "leaderworkerset.sigs.k8s.io/worker-index"
+LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
 
 
 def _pod(annotations=None, labels=None, name="p"):
@@ -41,10 +42,17 @@ SOURCES = [
                  id="statefulset-label-before-name"),
     pytest.param(None, None, "web-12", "StatefulSet", ("12", 12, "statefulset"), id="statefulset-name-ordinal"),
     pytest.param(None, None, "my-web-0", "StatefulSet", ("0", 0, "statefulset"), id="statefulset-ordinal-zero"),
-    pytest.param(None, {LWS_GROUP: "2", LWS_WORKER: "3"}, "p", "LeaderWorkerSet", ("2/3", None, "leaderworkerset"),
-                 id="leaderworkerset-group-worker"),
-    pytest.param(None, {LWS_GROUP: "0", LWS_WORKER: "0"}, "p", "LeaderWorkerSet", ("0/0", None, "leaderworkerset"),
-                 id="leaderworkerset-leader"),
+    # LWS pods as the controller and its webhook label them (tests/engine/test_framework_identity.py has them whole)
+    pytest.param(None, {LWS_NAME: "vllm", LWS_GROUP: "2", LWS_WORKER: "3", STS_INDEX: "3"}, "vllm-2-3",
+                 "LeaderWorkerSet", ("2/3", 3, "leaderworkerset"), id="leaderworkerset-worker"),
+    pytest.param(None, {LWS_NAME: "vllm", LWS_GROUP: "2", LWS_WORKER: "0", STS_INDEX: "2"}, "vllm-2",
+                 "LeaderWorkerSet", ("2/0", 0, "leaderworkerset"), id="leaderworkerset-leader"),
+    pytest.param(None, {LWS_NAME: "vllm", LWS_WORKER: "0", STS_INDEX: "4"}, "vllm-4",
+                 "LeaderWorkerSet", ("4/0", 0, "leaderworkerset"), id="leaderworkerset-leader-before-lws-webhook"),
+    pytest.param(None, {LWS_NAME: "vllm", LWS_GROUP: "4", STS_INDEX: "2"}, "vllm-4-2",
+                 "LeaderWorkerSet", ("4/2", 2, "leaderworkerset"), id="leaderworkerset-worker-before-lws-webhook"),
+    pytest.param(None, {LWS_NAME: "vllm", LWS_GROUP: "1", LWS_WORKER: "2", STS_INDEX: "2"}, "vllm-1-2",
+                 "StatefulSet", ("1/2", 2, "leaderworkerset"), id="leaderworkerset-unlifted-owner"),
 ]
 
 
@@ -68,9 +76,11 @@ ALL_SOURCES_LAB = {STS_INDEX: "4", LWS_GROUP: "5", LWS_WORKER: "6"}
     [
         pytest.param((), "hccl", "1", id="hccl-beats-all"),
         pytest.param((HCCL,), "volcano", "s/2", id="volcano-beats-indexed-job"),
-        pytest.param((HCCL, VC_INDEX), "indexed-job", "3", id="indexed-job-beats-statefulset"),
-        pytest.param((HCCL, VC_INDEX, JOB_INDEX), "statefulset", "4", id="statefulset-beats-lws"),
-        pytest.param((HCCL, VC_INDEX, JOB_INDEX, STS_INDEX), "statefulset", "7", id="sts-name-ordinal-beats-lws"),
+        pytest.param((HCCL, VC_INDEX), "indexed-job", "3", id="indexed-job-beats-lws"),
+        pytest.param((HCCL, VC_INDEX, JOB_INDEX), "leaderworkerset", "5/6", id="lws-beats-statefulset"),
+        pytest.param((HCCL, VC_INDEX, JOB_INDEX, LWS_GROUP, LWS_WORKER), "statefulset", "4", id="statefulset-label"),
+        pytest.param((HCCL, VC_INDEX, JOB_INDEX, STS_INDEX, LWS_GROUP, LWS_WORKER), "statefulset", "7",
+                     id="statefulset-name-ordinal"),
     ],
 )
 def test_first_match_wins(drop, expected_source, expected_key):
@@ -81,9 +91,17 @@ def test_first_match_wins(drop, expected_source, expected_key):
     assert (result.rank.source, result.rank.key) == (expected_source, expected_key)
 
 
-def test_lws_is_used_when_nothing_earlier_matches():
-    result = resolve_rank(_pod(None, {LWS_GROUP: "5", LWS_WORKER: "6"}, name="lws-x"), "LeaderWorkerSet", BOUND)
-    assert (result.rank.source, result.rank.key) == ("leaderworkerset", "5/6")
+def test_lws_labels_win_over_the_worker_statefulsets_ordinal():
+    """A worker's StatefulSet numbers its pods from 1 in every group: the ordinal alone
+    would give group 0's and group 1's first workers the same rank."""
+    labels = {LWS_NAME: "vllm", LWS_GROUP: "1", LWS_WORKER: "1", STS_INDEX: "1"}
+    result = resolve_rank(_pod(None, labels, name="vllm-1-1"), "StatefulSet", BOUND)
+    assert (result.rank.source, result.rank.key) == ("leaderworkerset", "1/1")
+
+
+def test_lws_name_without_any_index_is_rankless_with_warning():
+    result = resolve_rank(_pod(None, {LWS_NAME: "vllm"}, name="vllm"), "LeaderWorkerSet", BOUND)
+    assert result.rank is None and LWS_NAME in result.warning
 
 
 @pytest.mark.parametrize(
@@ -95,7 +113,8 @@ def test_lws_is_used_when_nothing_earlier_matches():
         pytest.param(None, {JOB_INDEX: "010"}, "p", "Job", "10", id="indexed-job-leading-zero"),
         pytest.param(None, {STS_INDEX: "03"}, "p", "StatefulSet", "3", id="sts-label-leading-zero"),
         pytest.param(None, None, "web-0042", "StatefulSet", "42", id="sts-ordinal-leading-zeros"),
-        pytest.param(None, {LWS_GROUP: "01", LWS_WORKER: "002"}, "p", "LeaderWorkerSet", "1/2", id="lws-leading-zeros"),
+        pytest.param(None, {LWS_NAME: "l", LWS_GROUP: "01", LWS_WORKER: "002"}, "l-1-2", "LeaderWorkerSet", "1/2",
+                     id="lws-leading-zeros"),
         pytest.param({HCCL: str(BOUND - 1)}, None, "p", "Job", str(BOUND - 1), id="largest-allowed"),
     ],
 )

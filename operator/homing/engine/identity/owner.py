@@ -1,8 +1,10 @@
-"""SPEC 1.1: the owner is the pod's controller, lifted from a ReplicaSet to its Deployment."""
+"""SPEC 1.1: the owner is the pod's controller, lifted from a ReplicaSet to its Deployment,
+and from a framework's intermediate objects to the framework's workload (frameworks.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from homing.engine.identity.frameworks import FrameworkIndex, lift
 from homing.engine.model import OwnerRef
 
 POD_TEMPLATE_HASH = "pod-template-hash"
@@ -30,6 +32,7 @@ class WorkloadIndex:
     deployments: dict[NameKey, OwnerRef] = field(default_factory=dict)
     # Deployment name -> Deployment uid -> its known ReplicaSets (a set: watch updates repeat).
     replicasets: dict[NameKey, dict[str, set[str]]] = field(default_factory=dict)
+    frameworks: FrameworkIndex = field(default_factory=FrameworkIndex)  # LeaderWorkerSets, JobSets
 
     def learn_replicaset(self, rs_uid: str, controller: OwnerRef | None) -> None:
         if rs_uid in self.replicaset_owner and self.replicaset_owner[rs_uid] == controller:
@@ -105,8 +108,11 @@ def resolve_owner(pod: dict, workloads: WorkloadIndex) -> OwnerRef | None:
     meta = pod.get("metadata") or {}
     namespace = meta.get("namespace") or ""
     controller = controller_ref(meta, namespace)
-    if controller is None or controller.kind != "ReplicaSet":
-        return controller
+    if controller is None:
+        return None
+    if controller.kind != "ReplicaSet":
+        labels = meta.get("labels")
+        return lift(labels if isinstance(labels, dict) else {}, controller, workloads.frameworks)
     if controller.uid in workloads.replicaset_owner:
         return workloads.replicaset_owner[controller.uid] or controller
     # A brand-new ReplicaSet the watch has not delivered yet: name minus "-<hash>".

@@ -17,6 +17,11 @@ JOB_COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 STATEFULSET_POD_INDEX = "apps.kubernetes.io/pod-index"
 LWS_GROUP_INDEX = "leaderworkerset.sigs.k8s.io/group-index"
 LWS_WORKER_INDEX = "leaderworkerset.sigs.k8s.io/worker-index"
+LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
+JOBSET_REPLICATED_JOB = "jobset.sigs.k8s.io/replicatedjob-name"
+JOBSET_JOB_INDEX = "jobset.sigs.k8s.io/job-index"
+KUBEFLOW_REPLICA_TYPE = "training.kubeflow.org/replica-type"
+KUBEFLOW_REPLICA_INDEX = "training.kubeflow.org/replica-index"
 
 MAX_KEY_LENGTH = 63  # SPEC 1.2: a rank key (and so each of its parts) is at most 63 characters
 SHOWN_LENGTH = 40  # how much of a bad value a warning quotes
@@ -107,36 +112,88 @@ def _indexed_job(meta: dict, owner_kind: str, bound: int) -> Rank | None:
     return Rank(key=str(index), index=index, source="indexed-job")
 
 
-def _statefulset(meta: dict, owner_kind: str, bound: int) -> Rank | None:
-    if owner_kind != "StatefulSet":
-        return None  # a name ending in -3 means nothing for other owners
+def _ordinal(meta: dict) -> object | None:
+    """A StatefulSet pod's ordinal: its pod-index label, else its name's suffix."""
     value = _mapping(meta.get("labels")).get(STATEFULSET_POD_INDEX)
     if value is None:
         name = meta.get("name")
         match = _ORDINAL.search(name) if isinstance(name, str) else None
-        if match is None:
-            return None
-        value = match.group(1)
+        value = match.group(1) if match else None
+    return value
+
+
+def _statefulset(meta: dict, owner_kind: str, bound: int) -> Rank | None:
+    if owner_kind != "StatefulSet":
+        return None  # a name ending in -3 means nothing for other owners
+    value = _ordinal(meta)
+    if value is None:
+        return None
     index = _part(value, STATEFULSET_POD_INDEX, bound)
     return Rank(key=str(index), index=index, source="statefulset")
 
 
 def _leaderworkerset(meta: dict, owner_kind: str, bound: int) -> Rank | None:
+    """`<group>/<worker>`. LWS's own pod webhook writes the index its pod lacks from the
+    StatefulSet ordinal (a leader's group, a worker's index) and may run after homing's,
+    so a missing index is read the same way."""
     labels = _mapping(meta.get("labels"))
     group, worker = labels.get(LWS_GROUP_INDEX), labels.get(LWS_WORKER_INDEX)
     if group is None and worker is None:
-        return None
+        if labels.get(LWS_NAME) is None:
+            return None
+        raise _BadRank(f"{LWS_NAME}={shown(labels[LWS_NAME])} without {LWS_GROUP_INDEX} or {LWS_WORKER_INDEX}")
+    if group is None:
+        group = _ordinal(meta)  # a leader (worker 0) before LWS's webhook: its ordinal is the group
+    elif worker is None:
+        worker = _ordinal(meta)  # a worker before LWS's webhook: its ordinal is its index
     g = _part(group, LWS_GROUP_INDEX, bound)
     w = _part(worker, LWS_WORKER_INDEX, bound)
     return Rank(key=f"{g}/{w}", index=w, source="leaderworkerset")
 
 
+def _named(value: object, what: str) -> str:
+    """The name part of a rank key: a non-empty string without the key's separator."""
+    if not isinstance(value, str) or not value or "/" in value:
+        raise _BadRank(f"{what}={shown(value)} is not a name")
+    return value
+
+
+def _jobset(meta: dict, owner_kind: str, bound: int) -> Rank | None:
+    """`<replicatedjob>/<job>/<completion index>`: before Indexed Job, whose index alone
+    repeats in every Job of the JobSet. A NonIndexed Job's pods are rankless."""
+    labels = _mapping(meta.get("labels"))
+    replicated = labels.get(JOBSET_REPLICATED_JOB)
+    completion = _meta_value(meta, JOB_COMPLETION_INDEX)
+    if replicated is None or completion is None:
+        return None
+    name = _named(replicated, JOBSET_REPLICATED_JOB)
+    job = _part(labels.get(JOBSET_JOB_INDEX), JOBSET_JOB_INDEX, bound)
+    index = _part(completion, JOB_COMPLETION_INDEX, bound)
+    return Rank(key=f"{name}/{job}/{index}", index=index, source="jobset")
+
+
+def _kubeflow(meta: dict, owner_kind: str, bound: int) -> Rank | None:
+    """`<replica type>/<index>`, as the Kubeflow training operator labels its pods."""
+    labels = _mapping(meta.get("labels"))
+    kind, value = labels.get(KUBEFLOW_REPLICA_TYPE), labels.get(KUBEFLOW_REPLICA_INDEX)
+    if kind is None and value is None:
+        return None
+    name = _named(kind, KUBEFLOW_REPLICA_TYPE)
+    index = _part(value, KUBEFLOW_REPLICA_INDEX, bound)
+    return Rank(key=f"{name}/{index}", index=index, source="kubeflow")
+
+
+# SPEC 1.2's order; a framework's source comes before the generic one its pods also match
+# (JobSet before Indexed Job, LeaderWorkerSet before the StatefulSet ordinal). KubeRay has
+# none: its workers are rankless.
 RANK_SOURCES: tuple[Callable[[dict, str, int], Rank | None], ...] = (
     _hccl,
     _volcano,
+    _jobset,
     _indexed_job,
-    _statefulset,
     _leaderworkerset,
+    _statefulset,
+    _kubeflow,
 )
 
 
