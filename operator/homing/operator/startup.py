@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from homing.engine.topology import mindcluster
 from homing.operator import logs
+from homing.operator.frameworkwatch import JOBSET_PATH, LWS_PATH, JobSets, LeaderWorkerSets
 from homing.operator.kube import Kube, KubeError
 from homing.operator.reflector import Reflector
 from homing.operator.runtime import Runtime
@@ -18,7 +19,7 @@ from homing.placementmemory import GROUP, PLURAL, VERSION, primary_owner_key
 log = logs.get("homing.startup")
 
 Handle = Callable[[str | None, dict], None]
-OPTIONAL_RETRY_SECONDS = 60.0  # how often to look for a CRD (Volcano's) that is not installed yet
+OPTIONAL_RETRY_SECONDS = 60.0  # how often to look for a CRD (Volcano's, a framework's) that is not installed yet
 
 
 def cluster_watches(rt: Runtime) -> list[tuple[str, str, Handle, bool]]:
@@ -30,6 +31,8 @@ def cluster_watches(rt: Runtime) -> list[tuple[str, str, Handle, bool]]:
         ("nodes", "/api/v1/nodes", c.observe_node, False),
         ("hypernodes", "/apis/topology.volcano.sh/v1alpha1/hypernodes", c.observe_hypernode, True),
         ("podgroups", "/apis/scheduling.volcano.sh/v1beta1/podgroups", c.observe_podgroup, True),
+        ("leaderworkersets", LWS_PATH, LeaderWorkerSets(c.workloads.frameworks), True),
+        ("jobsets", JOBSET_PATH, JobSets(c.workloads.frameworks), True),
     ]
 
 
@@ -39,6 +42,7 @@ class Relisted:
 
     def __init__(self, handle: Handle) -> None:
         self.handle = handle
+        self.on_listed: Callable[[], None] | None = getattr(handle, "on_listed", None)  # a cache that says it is complete
         self.known: dict[str, dict] = {}  # uid -> the metadata a deletion needs
 
     def __call__(self, event: str | None, obj: dict) -> None:
@@ -54,6 +58,8 @@ class Relisted:
     def listed(self, uids: set[str]) -> None:
         for uid in [u for u in self.known if u not in uids]:
             self.handle("DELETED", {"metadata": self.known.pop(uid)})
+        if self.on_listed is not None:
+            self.on_listed()
 
 
 async def installed(kube: Kube, path: str) -> bool:
@@ -61,13 +67,16 @@ async def installed(kube: Kube, path: str) -> bool:
         await kube.request("GET", path, query=[("limit", "1")])
         return True
     except KubeError as err:
+        if err.status == 403:  # no permission: like an absent CRD, not a reason to stop
+            log.warning("optional resource not readable; not watched", path=path)
+            return False
         if err.status == 404:
             return False
         raise
 
 
 async def _watch_when_installed(kube: Kube, sup: Supervisor, reflector: Reflector) -> None:
-    """A Volcano CRD installed after homing started: watch it from then on."""
+    """A Volcano or framework CRD installed after homing started: watch it from then on."""
     while not await installed(kube, reflector.path):
         await asyncio.sleep(OPTIONAL_RETRY_SECONDS)
     log.info("resource installed; watching it now", resource=reflector.resource)
@@ -81,7 +90,7 @@ async def load(rt: Runtime, kube: Kube, sup: Supervisor) -> None:
         relisted = Relisted(handle)
         reflector = Reflector(kube, resource, path, relisted, listed=relisted.listed)
         if optional and not await installed(kube, path):
-            log.info("Volcano resource not installed; its topology source is off until it appears", path=path)
+            log.info("optional resource not installed; watched once it appears", path=path)
             sup.spawn(f"await:{resource}", lambda r=reflector: _watch_when_installed(kube, sup, r), restart=True)
             continue
         sup.watch(reflector)
