@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: all venv binaries test test-engine test-integration bench bench-tidal demo crds manifests clean
+.PHONY: all venv binaries test test-engine test-integration bench bench-tidal bench-scale demo crds manifests clean
 
 all: test
 
@@ -36,6 +36,11 @@ bench: venv
 
 bench-tidal: venv binaries
 	$(PY) bench/tidal.py
+
+# Issue 11: one operator at 500 / 2,000 / 5,000 nodes (SCALE_STEPS=500 for the first only).
+SCALE_STEPS ?= 500,2000,5000
+bench-scale: venv binaries
+	$(PY) bench/scale.py --steps $(SCALE_STEPS)
 
 demo: venv binaries
 	$(PY) e2e/demo.py

@@ -71,6 +71,7 @@ class LocalControlPlane:
         self.procs: dict[str, subprocess.Popen] = {}
         self.kubeconfig = self.workdir / "admin.kubeconfig"
         self.server = ""
+        self.etcd_url = ""  # etcd's client URL (benchmarks read stored sizes from it)
 
     def _spawn(self, name: str, args: list[str], binary: str | None = None) -> None:
         log = open(self.workdir / f"{name}.log", "wb")
@@ -99,7 +100,7 @@ class LocalControlPlane:
     def start(self) -> "LocalControlPlane":
         pki = make_pki(self.workdir / "pki")
         etcd_port, peer_port, api_port = free_port(), free_port(), free_port()
-        etcd_url = f"http://127.0.0.1:{etcd_port}"
+        etcd_url = self.etcd_url = f"http://127.0.0.1:{etcd_port}"
         self._spawn(
             "etcd",
             [

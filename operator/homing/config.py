@@ -51,6 +51,9 @@ class Scope(BaseModel):
     namespace_label: str = "homing.io/enabled"
     namespace_label_value: str = "true"
     pod_label: str = "homing.io/enabled"  # per-pod opt-in in namespaces that are not labelled
+    # Off for a shard (docs/scale.md): a pod outside the shard's namespaces is never its
+    # own, whatever its label, so two shards never both remember (and write) one owner.
+    pod_opt_in: bool = True
     resource_prefixes: list[str] = Field(default_factory=lambda: ["huawei.com/", "nvidia.com/"])
 
 
@@ -148,9 +151,29 @@ class Settings(BaseSettings):
     webhook: Webhook = Field(default_factory=Webhook)
     health: SelfHealth = Field(default_factory=SelfHealth)
     replicas: Replicas = Field(default_factory=Replicas)
+    # One of several operators, each owning the namespaces its scope selects (docs/scale.md):
+    # the name goes into the webhook configuration's and Service's names unless they are
+    # set, and turns the per-pod opt-in off unless that is set.
+    shard: str | None = Field(default=None, pattern=r"^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$")
     metrics_port: int = 8080
     health_port: int = 8081
     log_level: str = "info"
+
+    @model_validator(mode="after")
+    def _shard_names(self) -> "Settings":
+        if self.shard:
+            w = self.webhook
+            if "configuration_name" not in w.model_fields_set:
+                w.configuration_name = f"{w.configuration_name}-{self.shard}"
+            if "service_name" not in w.model_fields_set:
+                w.service_name = f"{w.service_name}-{self.shard}"
+            if "pod_opt_in" not in self.scope.model_fields_set:
+                self.scope.pod_opt_in = False
+        return self
+
+    def shard_name(self, base: str) -> str:
+        """`base`, or `base-<shard>` for a shard: names one operator's own objects (Lease, Secret)."""
+        return f"{base}-{self.shard}" if self.shard else base
 
     @classmethod
     def settings_customise_sources(

@@ -54,8 +54,10 @@ class ClusterState:
             self.on_namespace_gone(name)  # its owners go with it: nothing can be written there
         elif (meta.get("labels") or {}).get(s.namespace_label) == s.namespace_label_value:
             self.opted_in.add(name)
-        else:
+        elif name in self.opted_in:
             self.opted_in.discard(name)
+            if not s.pod_opt_in:  # left a shard: its owners are another shard's now, forgotten here, not deleted
+                self.on_namespace_gone(name)
 
     @never_raises
     def observe_replicaset(self, event: str | None, rs: dict) -> None:

@@ -4,7 +4,7 @@ object the loader cannot read is skipped with a warning, never the start-up."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
 import pydantic
@@ -36,11 +36,14 @@ def _entries_in(item: dict) -> int:
 
 
 
-async def load(kube: Kube, index: MemoryIndex) -> Loaded:
-    """Adopt every owner with a readable primary object."""
+async def load(kube: Kube, index: MemoryIndex, owns: Callable[[str], bool] = lambda _: True) -> Loaded:
+    """Adopt every owner with a readable primary object in a namespace this operator
+    owns (a shard leaves the others' objects to their shard)."""
     parts: dict[str, list[Fragment]] = {}
     async for items in _pages(kube):
         for item in items:
+            if not owns((item.get("metadata") or {}).get("namespace") or ""):
+                continue
             fragment = await _read(item)
             if fragment is not None:
                 parts.setdefault(fragment.owner.key, []).append(fragment)

@@ -37,7 +37,7 @@ class PodObserver:
         label = (meta.get("labels") or {}).get(self.settings.scope.pod_label)
         if label == "false":
             return False
-        if meta.get("namespace") not in self.cluster.opted_in and label != "true":
+        if meta.get("namespace") not in self.cluster.opted_in and not (label == "true" and self.settings.scope.pod_opt_in):
             return False
         return bool(accelerator_resources(pod, self.settings.scope.resource_prefixes))
 

@@ -21,3 +21,8 @@ class Runtime:
         self.cluster = ClusterState(settings, on_namespace_gone=lambda ns: forget_namespace(self.index, store, ns))
         self.pods = PodObserver(settings, self.index, self.cluster, events)
         self.admitter = Admitter(settings, self.index, self.cluster)
+
+    def owns_namespace(self, namespace: str) -> bool:
+        """Whether this operator remembers owners there: any namespace, unless it is a shard
+        (no per-pod opt-in), which owns only the namespaces its scope selects."""
+        return self.settings.scope.pod_opt_in or namespace in self.cluster.opted_in

@@ -97,7 +97,7 @@ async def load(rt: Runtime, kube: Kube, sup: Supervisor) -> None:
         waiting.append(reflector)
     await asyncio.gather(*(r.listed_once.wait() for r in waiting))
     assert rt.store is not None
-    loaded = await rt.store.load(rt.index)
+    loaded = await rt.store.load(rt.index, rt.owns_namespace)
     sup.watch(Reflector(kube, "placementmemories", f"/apis/{GROUP}/{VERSION}/{PLURAL}", lambda t, o: memory_event(rt, t, o)))
     pods = Reflector(kube, "pods", "/api/v1/pods", rt.pods.observe, listed=rt.pods.relisted)
     sup.watch(pods)

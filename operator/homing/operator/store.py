@@ -53,9 +53,10 @@ class Store:
         self.gone: set[str] = set()  # owner keys whose namespace is gone: never written again
 
     # -- start-up -------------------------------------------------------------------------
-    async def load(self, index: MemoryIndex) -> int:
-        """Adopt every owner with a readable primary object (loader.py); returns the objects used."""
-        found = await loader.load(self.kube, index)
+    async def load(self, index: MemoryIndex, owns: Callable[[str], bool] = lambda _: True) -> int:
+        """Adopt every owner with a readable primary object in a namespace `owns` accepts
+        (loader.py); returns the objects used."""
+        found = await loader.load(self.kube, index, owns)
         self.shards.update(found.shards)  # the next write deletes any left over
         self.created.update(found.adopted)
         return found.objects

@@ -43,22 +43,24 @@ def configuration(settings: Settings, ca_pem: bytes | None) -> dict[str, Any]:
             "clientConfig": dict(client),
         }
 
+    webhooks = [
+        entry(
+            "namespaces.pods.homing.io",
+            {"matchLabels": {s.namespace_label: s.namespace_label_value}},
+            {"matchExpressions": [opted_out]},
+        ),
+    ]
+    if s.pod_opt_in:  # a shard has none: another shard's namespaces would match it too
+        webhooks.append(entry(
+            "labelled.pods.homing.io",
+            {"matchExpressions": [{"key": s.namespace_label, "operator": "NotIn", "values": [s.namespace_label_value]}]},
+            {"matchLabels": {s.pod_label: "true"}},
+        ))
     return {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "MutatingWebhookConfiguration",
         "metadata": {"name": w.configuration_name, "labels": {"app.kubernetes.io/name": "homing"}},
-        "webhooks": [
-            entry(
-                "namespaces.pods.homing.io",
-                {"matchLabels": {s.namespace_label: s.namespace_label_value}},
-                {"matchExpressions": [opted_out]},
-            ),
-            entry(
-                "labelled.pods.homing.io",
-                {"matchExpressions": [{"key": s.namespace_label, "operator": "NotIn", "values": [s.namespace_label_value]}]},
-                {"matchLabels": {s.pod_label: "true"}},
-            ),
-        ],
+        "webhooks": webhooks,
     }
 
 
