@@ -34,6 +34,12 @@ EXPECTED_OBJECTS = {
     "role.rbac.authorization.k8s.io/homing-tls",
     "rolebinding.rbac.authorization.k8s.io/homing-tls",
     "service/homing-webhook",
+    "service/homing-metrics",
+    "poddisruptionbudget.policy/homing",
+    "priorityclass.scheduling.k8s.io/homing-critical",
+    "networkpolicy.networking.k8s.io/homing",
+    "role.rbac.authorization.k8s.io/homing-leases",
+    "rolebinding.rbac.authorization.k8s.io/homing-leases",
     "deployment.apps/homing",
     "mutatingwebhookconfiguration.admissionregistration.k8s.io/homing",
 }
@@ -137,7 +143,7 @@ def test_deployment_matches_the_settings() -> None:
     assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
     assert s.webhook.tls_dir.startswith("/tmp/")
     assert {"name": "tmp", "mountPath": "/tmp"} in c["volumeMounts"]
-    assert dep["spec"]["replicas"] == 1
+    assert dep["spec"]["replicas"] == 2 and dep["spec"]["strategy"]["type"] == "RollingUpdate"
     svc = yaml.safe_load((MANIFESTS / "base" / "service.yaml").read_text())
     assert svc["metadata"]["name"] == s.webhook.service_name
     assert {"name": "webhook", "port": 443, "targetPort": "webhook", "protocol": "TCP"} in svc["spec"]["ports"]
@@ -184,6 +190,10 @@ NEEDED = [
     ("get", "", "secrets", "", NAMESPACE, "homing-webhook-tls"),
     ("update", "", "secrets", "", NAMESPACE, "homing-webhook-tls"),
     ("create", "", "secrets", "", NAMESPACE, ""),
+    *[(verb, "coordination.k8s.io", "leases", "", NAMESPACE, "homing-leader") for verb in ("get", "update")],
+    ("create", "coordination.k8s.io", "leases", "", NAMESPACE, ""),
+    ("list", "coordination.k8s.io", "leases", "", NAMESPACE, ""),
+    ("delete", "coordination.k8s.io", "leases", "", NAMESPACE, "homing-member-old"),
 ]
 
 FORBIDDEN = [
@@ -229,6 +239,8 @@ FORBIDDEN = [
     ("create", "rbac.authorization.k8s.io", "clusterrolebindings", "", "", ""),
     ("escalate", "rbac.authorization.k8s.io", "clusterroles", "", "", "homing"),
     ("impersonate", "", "serviceaccounts", "", NAMESPACE, "default"),
+    ("update", "coordination.k8s.io", "leases", "", "kube-system", "kube-scheduler"),
+    ("list", "coordination.k8s.io", "leases", "", "", ""),
 ]
 
 
@@ -272,6 +284,8 @@ MINDCLUSTER_EXTRA = {
     "rolebinding.rbac.authorization.k8s.io/homing-nodeinfo",
     "clusterrole.rbac.authorization.k8s.io/homing-node-labels",
     "clusterrolebinding.rbac.authorization.k8s.io/homing-node-labels",
+    "validatingadmissionpolicy.admissionregistration.k8s.io/homing-node-labels",
+    "validatingadmissionpolicybinding.admissionregistration.k8s.io/homing-node-labels",
 }
 
 

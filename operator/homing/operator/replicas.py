@@ -147,18 +147,21 @@ class Replicas:
 
     async def _transition(self) -> None:
         leading = self.leading
-        metrics.LEADER.set(1 if leading else 0)
-        if leading == self._was_leading:
+        if leading != self._was_leading:
+            self._was_leading = leading
+            log.info("leadership changed", leading=leading, identity=self.identity)
+            if leading:
+                metrics.TAKEOVERS.inc()
+                await self._elected()
+        metrics.LEADER.set(1 if leading else 0)  # after the take-over writes: "leading" means caught up
+
+    async def _elected(self) -> None:
+        if self.on_elected is None:
             return
-        self._was_leading = leading
-        log.info("leadership changed", leading=leading, identity=self.identity)
-        if leading:
-            metrics.TAKEOVERS.inc()
-        if leading and self.on_elected is not None:
-            try:
-                await self.on_elected()
-            except Exception as err:
-                log.warning("take-over step failed; the loops carry on", error=f"{type(err).__name__}: {err}"[:300])
+        try:
+            await self.on_elected()
+        except Exception as err:
+            log.warning("take-over step failed; the loops carry on", error=f"{type(err).__name__}: {err}"[:300])
 
     # -- Lease I/O --------------------------------------------------------------------------
     def _lease_body(self, name: str, holder: str | None, labels: dict[str, str]) -> dict:
