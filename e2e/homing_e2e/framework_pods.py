@@ -145,6 +145,17 @@ def pytorchjob_pod(namespace: str, job: str, job_uid: str, replica_type: str, in
     return _pod(f"{job}-{rtype}-{index}", namespace, labels, {}, _owner("kubeflow.org/v1", "PyTorchJob", job, job_uid))
 
 
+def mpijob_launcher(namespace: str, job: str, job_uid: str) -> dict:
+    """`<job>-launcher` (pkg/controller.v1/mpi/mpijob_controller.go newLauncher): a type, no index."""
+    labels = {
+        "training.kubeflow.org/operator-name": "mpijob-controller",
+        "training.kubeflow.org/job-name": job,
+        "training.kubeflow.org/replica-type": "launcher",
+        "training.kubeflow.org/job-role": "master",
+    }
+    return _pod(f"{job}-launcher", namespace, labels, {}, _owner("kubeflow.org/v1", "MPIJob", job, job_uid))
+
+
 # -- KubeRay ------------------------------------------------------------------------------------
 def ray_worker(namespace: str, cluster: str, cluster_uid: str, group: str) -> dict:
     """A worker of group `group` (generateName `<cluster>-<group>-worker-`), controlled by the

@@ -78,6 +78,8 @@ CASES = [
                       "master/0"), id="pytorchjob-master"),
     pytest.param(Case(fp.pytorchjob_pod(NS, "bert", "pj-uid", "Worker", 7), ("PyTorchJob", "bert", "pj-uid"),
                       "worker/7"), id="pytorchjob-worker"),
+    pytest.param(Case(fp.mpijob_launcher(NS, "hvd", "mpi-uid"), ("MPIJob", "hvd", "mpi-uid"), None),
+                 id="mpijob-launcher-rankless"),
     # KubeRay: rankless, under the RayCluster.
     pytest.param(Case(fp.ray_worker(NS, "rc", "rc-uid", "gpu-group"), ("RayCluster", "rc", "rc-uid"), None),
                  id="ray-worker"),

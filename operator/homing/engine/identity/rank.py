@@ -173,10 +173,11 @@ def _jobset(meta: dict, owner_kind: str, bound: int) -> Rank | None:
 
 
 def _kubeflow(meta: dict, owner_kind: str, bound: int) -> Rank | None:
-    """`<replica type>/<index>`, as the Kubeflow training operator labels its pods."""
+    """`<replica type>/<index>`, as the Kubeflow training operator labels its pods. An
+    MPIJob's launcher has a type and no index: one pod, rankless."""
     labels = _mapping(meta.get("labels"))
     kind, value = labels.get(KUBEFLOW_REPLICA_TYPE), labels.get(KUBEFLOW_REPLICA_INDEX)
-    if kind is None and value is None:
+    if value is None:
         return None
     name = _named(kind, KUBEFLOW_REPLICA_TYPE)
     index = _part(value, KUBEFLOW_REPLICA_INDEX, bound)
