@@ -65,21 +65,9 @@ def make_pki(directory: Path) -> dict[str, Path]:
     )
     write("apiserver.crt", server.public_bytes(serialization.Encoding.PEM))
     write("apiserver.key", _pem_key(server_key))
-    admin_key = ec.generate_private_key(ec.SECP256R1())
-    admin = _cert(
-        x509.Name(
-            [
-                x509.NameAttribute(NameOID.ORGANIZATION_NAME, "system:masters"),
-                x509.NameAttribute(NameOID.COMMON_NAME, "homing-e2e-admin"),
-            ]
-        ),
-        ca_name,
-        admin_key.public_key(),
-        ca_key,
-        usage=[ExtendedKeyUsageOID.CLIENT_AUTH],
-    )
-    write("admin.crt", admin.public_bytes(serialization.Encoding.PEM))
-    write("admin.key", _pem_key(admin_key))
+    admin, admin_key = _client(ca_name, ca_key, "homing-e2e-admin", ("system:masters",))
+    write("admin.crt", admin)
+    write("admin.key", admin_key)
     sa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     write("sa.key", _pem_key(sa_key))
     write(
@@ -87,3 +75,24 @@ def make_pki(directory: Path) -> dict[str, Path]:
         sa_key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo),
     )
     return files
+
+
+def _client(ca_name, ca_key, user: str, groups: tuple[str, ...]) -> tuple[bytes, bytes]:
+    """A client certificate (PEM) and its key: the API server takes CN as the user, O as groups."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    names = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, g) for g in groups]
+    subject = x509.Name([*names, x509.NameAttribute(NameOID.COMMON_NAME, user)])
+    cert = _cert(subject, ca_name, key.public_key(), ca_key, usage=[ExtendedKeyUsageOID.CLIENT_AUTH])
+    return cert.public_bytes(serialization.Encoding.PEM), _pem_key(key)
+
+
+def client_cert(pki_dir: Path, user: str, groups: tuple[str, ...] = ()) -> tuple[Path, Path]:
+    """A certificate for another user of the local control plane (one with no RBAC, say),
+    signed by the CA make_pki wrote into `pki_dir`."""
+    ca = x509.load_pem_x509_certificate((pki_dir / "ca.crt").read_bytes())
+    ca_key = serialization.load_pem_private_key((pki_dir / "ca.key").read_bytes(), password=None)
+    cert, key = _client(ca.subject, ca_key, user, groups)
+    paths = pki_dir / f"{user}.crt", pki_dir / f"{user}.key"
+    paths[0].write_bytes(cert)
+    paths[1].write_bytes(key)
+    return paths
