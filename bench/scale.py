@@ -27,6 +27,7 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -339,6 +340,7 @@ def main() -> None:
     parser.add_argument("--results", default=str(RESULTS))
     args = parser.parse_args()
     steps = [STEPS[s] for s in args.steps.split(",") if s] if not args.custom else [parse_custom(c) for c in args.custom]
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the control plane on the way out
     build_binaries()
     out_dir = Path(args.results)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -72,7 +72,7 @@ async def create(kube: Kube, path: str, body: dict) -> dict:
 
 
 async def namespaces(kube: Kube) -> None:
-    for name, labels in (("mem", OPTED_IN), ("gang", OPTED_IN), ("burst", OPTED_IN), ("plain", {})):
+    for name, labels in (("mem", OPTED_IN), ("gang", OPTED_IN), ("burst", OPTED_IN), ("plain", {}), ("homing-system", {})):
         await create(kube, "/api/v1/namespaces", {"metadata": {"name": name, "labels": labels}})
     for name in ("mem", "gang", "burst", "plain"):  # pods wait for their namespace's default ServiceAccount
         for _ in range(300):

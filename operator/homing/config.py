@@ -112,6 +112,12 @@ class Webhook(BaseModel):
     tls_secret: str | None = None  # keep the certificate in this Secret (service namespace) across restarts
     timeout_seconds: int = 2
     deadline_seconds: float = 0.25  # internal budget, well under timeout_seconds
+    # cert-manager's shape: a CA signs a short-lived serving certificate; each is renewed
+    # after two thirds of its life, while running (certplan.py).
+    leaf_seconds: float = Field(7 * 86400, gt=0)
+    ca_seconds: float = Field(365 * 86400, gt=0)
+    cert_check_seconds: float | None = None  # default: a twentieth of the leaf's life, at most a minute
+    cert_propagation_seconds: float = 5.0  # a new caBundle is in effect at the API server within this
 
 
 class Replicas(BaseModel):
@@ -152,8 +158,8 @@ class Settings(BaseSettings):
     health: SelfHealth = Field(default_factory=SelfHealth)
     replicas: Replicas = Field(default_factory=Replicas)
     # One of several operators, each owning the namespaces its scope selects (docs/scale.md):
-    # the name goes into the webhook configuration's and Service's names unless they are
-    # set, and turns the per-pod opt-in off unless that is set.
+    # the name goes into the webhook configuration's, Service's and Leases' names unless
+    # they are set, and turns the per-pod opt-in off unless that is set.
     shard: str | None = Field(default=None, pattern=r"^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$")
     metrics_port: int = 8080
     health_port: int = 8081
@@ -169,6 +175,11 @@ class Settings(BaseSettings):
                 w.service_name = f"{w.service_name}-{self.shard}"
             if "pod_opt_in" not in self.scope.model_fields_set:
                 self.scope.pod_opt_in = False
+            r = self.replicas
+            if "lease_name" not in r.model_fields_set:
+                r.lease_name = f"{r.lease_name}-{self.shard}"
+            if "member_prefix" not in r.model_fields_set:
+                r.member_prefix = f"{r.member_prefix}{self.shard}-"
         return self
 
     def shard_name(self, base: str) -> str:

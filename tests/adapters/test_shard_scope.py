@@ -32,7 +32,8 @@ def namespace(name: str, labels: dict[str, str]) -> dict:
 def test_a_shard_names_its_own_objects_unless_they_are_set():
     a = shard("a")
     assert (a.webhook.configuration_name, a.webhook.service_name) == ("homing-a", "homing-webhook-a")
-    assert a.shard_name("homing-leader") == "homing-leader-a" and not a.scope.pod_opt_in
+    assert (a.replicas.lease_name, a.replicas.member_prefix) == ("homing-leader-a", "homing-member-a-")
+    assert a.shard_name("homing-tls") == "homing-tls-a" and not a.scope.pod_opt_in
     given = shard("a", webhook={"configuration_name": "mine"}, scope={"pod_opt_in": True})
     assert given.webhook.configuration_name == "mine" and given.scope.pod_opt_in
     plain = Settings()
@@ -93,3 +94,26 @@ async def test_a_namespace_that_leaves_the_shard_is_forgotten_not_deleted():
     rt.cluster.observe_namespace("MODIFIED", namespace("na", {SHARD_LABEL: "b"}))
     assert mem.owner.key not in rt.index.owners
     assert kube.stored("na") and not [c for c in kube.calls if c[0] == "DELETE"]
+
+
+class RecordingKube:
+    """Answers every request with an empty list, keeping what was asked."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str, list, dict | None]] = []
+
+    async def request(self, method, path, body=None, query=None, **_: object) -> dict:
+        self.calls.append((method, path, query or [], body))
+        return {"metadata": {"resourceVersion": "1"}, "items": []}
+
+
+async def test_a_shards_replicas_count_only_each_other():
+    from homing.operator.replicas import MEMBER_LABEL, Replicas
+
+    kube = RecordingKube()
+    replicas = Replicas(kube, shard("a"))
+    await replicas._renew_member()
+    await replicas._observe_members()
+    (_, _, _, member), (_, _, query, _) = kube.calls
+    assert member["metadata"]["labels"][MEMBER_LABEL] == "a" and member["metadata"]["name"].startswith("homing-member-a-")
+    assert ("labelSelector", f"{MEMBER_LABEL}=a") in query

@@ -14,6 +14,7 @@ import asyncio
 import datetime
 import os
 import re
+import socket
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -27,13 +28,17 @@ from homing.operator.kube import Kube, KubeError
 log = logs.get("homing.replicas")
 
 LEASES = "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases"
-MEMBER_LABEL = "homing.io/member"
+MEMBER_LABEL = "homing.io/member-of"  # value: the leader Lease's name; one install's replicas share it
 FORGET_MEMBER_AFTER = 20  # lease durations: a member Lease this stale is deleted by the leader
 
 
 def default_identity() -> str:
-    host = os.environ.get("HOSTNAME") or "homing"
-    return f"{host}_{uuid.uuid4().hex[:8]}"  # a restarted pod is a new candidate
+    """The pod's name: unique while the pod lives, and the same for a restarted container,
+    whose predecessor is surely gone, so it takes its Leases back without waiting. Outside
+    a pod, the host name and a random suffix."""
+    if os.environ.get("KUBERNETES_SERVICE_HOST") and os.environ.get("HOSTNAME"):
+        return os.environ["HOSTNAME"]
+    return f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
 
 
 def _micro_time() -> str:
@@ -58,6 +63,7 @@ class Replicas:
         self.namespace = r.namespace or settings.webhook.service_namespace
         self.lease_name = r.lease_name
         self.member_name = _dns_name(r.member_prefix + self.identity)
+        self.member_value = settings.shard or "true"  # a shard counts only its own replicas
         self.timings = leadership.Timings(r.lease_seconds, r.renew_seconds, r.retry_seconds)
         self.election = leadership.State(me=self.identity, timings=self.timings)
         self.members = Membership(self.identity, r.lease_seconds, r.renew_seconds, r.handover_grace_seconds)
@@ -92,7 +98,7 @@ class Replicas:
 
     async def _renew_member(self) -> None:
         sent = self.clock()
-        body = self._lease_body(self.member_name, self.identity, {MEMBER_LABEL: "true"})
+        body = self._lease_body(self.member_name, self.identity, {MEMBER_LABEL: self.member_value})
         try:
             self._member_version = await self._write(body, self._member_version)
         except KubeError as err:
@@ -102,7 +108,7 @@ class Replicas:
         self.members.renewed(sent)
 
     async def _observe_members(self) -> None:
-        got = await self.kube.request("GET", LEASES.format(ns=self.namespace), query=[("labelSelector", f"{MEMBER_LABEL}=true")])
+        got = await self.kube.request("GET", LEASES.format(ns=self.namespace), query=[("labelSelector", f"{MEMBER_LABEL}={self.member_value}")])
         leases = []
         for item in got.get("items") or []:
             holder = (item.get("spec") or {}).get("holderIdentity")
