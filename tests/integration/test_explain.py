@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from homing.operator.kube import KubeError
 from homing_e2e import objects as o
 from homing_e2e.cluster import BIN_DIR
 from homing_e2e.pki import client_cert
+from homing_e2e.webhook_ready import webhook_answers
 
 pytestmark = pytest.mark.cluster
 
@@ -60,26 +60,6 @@ def users_kubeconfig(kubeconfig: Path) -> Path:
     path = kubeconfig.parent / "users.kubeconfig"
     path.write_text(yaml.safe_dump(config))
     return path
-
-
-async def webhook_answers(kube, ns: str) -> None:
-    """The API server calls a just-registered webhook only once its informer saw the
-    configuration: dry-run a pod until it comes back with homing's decision. The leader
-    writes that configuration, elected by Leases in the install namespace, which an
-    install has: make sure it is there when this file runs before test_install.py."""
-    try:
-        await kube.request("POST", "/api/v1/namespaces", body={"metadata": {"name": "homing-system"}})
-    except KubeError as err:
-        if err.status != 409:
-            raise
-    body = {"metadata": {"name": "probe", "ownerReferences": [await o.owner_stand_in(kube, ns, "probe")]},
-            "spec": {"containers": [o.container()]}}
-
-    async def decided() -> bool:
-        got = await kube.request("POST", f"/api/v1/namespaces/{ns}/pods", body=body, query=[("dryRun", "All")])
-        return "homing.io/decision" in (got["metadata"].get("annotations") or {})
-
-    await o.eventually(decided, timeout=90, what="the webhook called by the API server")
 
 
 async def _returned_home(kube, ns: str, name: str) -> None:

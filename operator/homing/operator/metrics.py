@@ -4,7 +4,11 @@ from __future__ import annotations
 from prometheus_client import Counter, Gauge, Histogram
 
 ADMISSIONS = Counter("homing_admissions_total", "Admission decisions", ["decision"])
-PLACEMENTS = Counter("homing_placements_total", "Where pods sent home actually bound", ["outcome"])
+# workload_* not namespace/kind: a scrape's target labels (namespace, pod) would rename them.
+PLACEMENTS = Counter(
+    "homing_placements_total", "Where pods sent home actually bound, and why not home",
+    ["outcome", "reason", "workload_namespace", "workload_kind"],
+)
 PREFERRED_PLACEMENTS = Counter(
     "homing_preferred_placements_total", "Pods with no home bound where a SPEC 4.4 preference sent them", ["preference"]
 )

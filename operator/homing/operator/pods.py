@@ -99,7 +99,7 @@ class PodObserver:
             case lifecycle.Faulted(reason=reason):
                 log.warning("pod ended on a faulty node: avoiding it", reason=reason)
             case lifecycle.Placed(home=home, node=node, outcome=outcome, image_warm=warm):
-                metrics.PLACEMENTS.labels(outcome.result).inc()
+                metrics.PLACEMENTS.labels(outcome.result, outcome.reason, view.owner.namespace, view.owner.kind).inc()
                 log.info("placement outcome", home=home, outcome=outcome.result, why=outcome.reason, image_warm=warm)
                 if outcome.result == "home":
                     self._post(pod, "ReturnedHome", f"bound to its home node {node}")

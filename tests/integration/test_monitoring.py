@@ -1,0 +1,60 @@
+"""Every metric that manifests/monitoring's dashboard and alerts read exists in the
+/metrics of the operator running against the local control plane, with the labels the
+queries filter and group by, once the operator has admitted and placed pods."""
+from __future__ import annotations
+
+import pytest
+
+from homing_e2e import monitoring as m
+from homing_e2e import objects as o
+from homing_e2e.webhook_ready import webhook_answers
+
+pytestmark = pytest.mark.cluster
+
+HISTOGRAM_LABELS = {"le"}  # a bucket's label, on _bucket samples only
+
+
+async def _placements(kube, ns: str) -> None:
+    """One pod back home and one placed away: homing_placements_total gets both outcomes."""
+    a, b, owner, ann = await o.rank_ran_on_a(kube, ns)
+    await o.delete_pod(kube, ns, "job-0")
+    await o.pod(kube, ns, "job-0", owner=owner, annotations=ann)
+    await o.bind(kube, ns, "job-0", a)
+    away = {"volcano.sh/task-index": "1"}
+    await o.pod(kube, ns, "job-1", owner=owner, annotations=away)
+    await o.bind(kube, ns, "job-1", b)
+    await o.running(kube, ns, "job-1")
+    await o.delete_pod(kube, ns, "job-1")
+    await o.pod(kube, ns, "job-1", owner=owner, annotations=away)
+    await o.bind(kube, ns, "job-1", a)
+
+
+async def test_dashboard_and_alerts_read_metrics_the_operator_serves(kube, operator, ns):
+    await webhook_answers(kube, ns)
+    await _placements(kube, ns)
+
+    async def scraped() -> tuple | None:
+        types, samples = m.parse_metrics(operator.metrics())
+        seen = {dict(s.labels).get("workload_namespace") for s in samples if s.name == "homing_placements_total"}
+        return (types, samples) if ns in seen else None
+
+    types, samples = await o.eventually(scraped, what=f"placements in {ns} on /metrics")
+    labels_of: dict[str, set[str]] = {}
+    for s in samples:
+        labels_of.setdefault(m.family(s.name, set(types)), set()).update(k for k, _ in s.labels)
+    missing, unlabelled = [], []
+    for q in m.dashboard_queries() + m.rule_queries():
+        grouped = m.grouping_labels(q.expr) - HISTOGRAM_LABELS
+        for sel in m.selectors(q.expr):
+            fam = m.family(sel.name, set(types))
+            if fam not in types:
+                missing.append(f"{q.where}: {sel.name}")
+                continue
+            wanted = {x.name for x in sel.matchers.matchers} | grouped
+            if fam in labels_of and not wanted <= labels_of[fam]:
+                unlabelled.append(f"{q.where}: {sel.name} has no {sorted(wanted - labels_of[fam])}")
+    assert not missing, f"not on /metrics: {missing}"
+    assert not unlabelled, unlabelled
+    # The placements that made this test's samples carry their outcome and reason.
+    mine = [dict(s.labels) for s in samples if s.name == "homing_placements_total" and dict(s.labels)["workload_namespace"] == ns]
+    assert {(x["outcome"], x["workload_kind"]) for x in mine} >= {("home", "ConfigMap"), ("elsewhere", "ConfigMap")}
