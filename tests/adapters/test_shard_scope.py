@@ -115,5 +115,5 @@ async def test_a_shards_replicas_count_only_each_other():
     await replicas._renew_member()
     await replicas._observe_members()
     (_, _, _, member), (_, _, query, _) = kube.calls
-    assert member["metadata"]["labels"][MEMBER_LABEL] == "a" and member["metadata"]["name"].startswith("homing-member-a-")
-    assert ("labelSelector", f"{MEMBER_LABEL}=a") in query
+    assert member["metadata"]["labels"][MEMBER_LABEL] == "homing-leader-a" and member["metadata"]["name"].startswith("homing-member-a-")
+    assert ("labelSelector", f"{MEMBER_LABEL}=homing-leader-a") in query

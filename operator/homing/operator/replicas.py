@@ -63,7 +63,6 @@ class Replicas:
         self.namespace = r.namespace or settings.webhook.service_namespace
         self.lease_name = r.lease_name
         self.member_name = _dns_name(r.member_prefix + self.identity)
-        self.member_value = settings.shard or "true"  # a shard counts only its own replicas
         self.timings = leadership.Timings(r.lease_seconds, r.renew_seconds, r.retry_seconds)
         self.election = leadership.State(me=self.identity, timings=self.timings)
         self.members = Membership(self.identity, r.lease_seconds, r.renew_seconds, r.handover_grace_seconds)
@@ -98,7 +97,7 @@ class Replicas:
 
     async def _renew_member(self) -> None:
         sent = self.clock()
-        body = self._lease_body(self.member_name, self.identity, {MEMBER_LABEL: self.member_value})
+        body = self._lease_body(self.member_name, self.identity, {MEMBER_LABEL: self.lease_name})
         try:
             self._member_version = await self._write(body, self._member_version)
         except KubeError as err:
@@ -108,7 +107,7 @@ class Replicas:
         self.members.renewed(sent)
 
     async def _observe_members(self) -> None:
-        got = await self.kube.request("GET", LEASES.format(ns=self.namespace), query=[("labelSelector", f"{MEMBER_LABEL}={self.member_value}")])
+        got = await self.kube.request("GET", LEASES.format(ns=self.namespace), query=[("labelSelector", f"{MEMBER_LABEL}={self.lease_name}")])
         leases = []
         for item in got.get("items") or []:
             holder = (item.get("spec") or {}).get("holderIdentity")
