@@ -1,14 +1,16 @@
-"""`make bench-tidal`: one scripted tidal day on the real Volcano scheduler, run three
-ways in one invocation (Volcano; Volcano with image locality; Volcano with homing) on
-64 fake 8-NPU nodes, then the homing run again on 304 nodes with Volcano's default
-candidate sampling and with sampling off. Writes bench/results/tidal.json, a chart
-(bench/results/tidal.svg) and the table for docs/benchmarks.md.
+"""`make bench-tidal`: scripted tidal days on the real Volcano scheduler (DAYS), each run
+by every variant on 64 fake 8-NPU nodes (--repeats times, interleaved, so the shared
+machine's load falls on all alike), then by LARGE_VARIANTS on 304 nodes. Variants:
+plain Volcano, its image locality, its gang-aware preemption (`gangpreempt`, or
+`gangreclaim` on a reclaim day), homing on each; `volcano+homing-no-<preference>`
+switches one SPEC 4.4 preference off. Writes bench/results/tidal.json (`days`, and
+`runs` = the first day at 64 nodes), tidal.md (tables, targets), tidal.svg.
 
-    .venv/bin/python bench/tidal.py [--superpods 8] [--repeats 3] [--large-superpods 38] [--skip-large]
+    .venv/bin/python bench/tidal.py [--days tidal shared] [--variants ...] [--repeats 3]
+        [--superpods 8] [--large-superpods 38] [--large-variants ...] [--skip-large] [--out tidal.json]
 
-Each 64-node variant runs --repeats times, interleaved (so the shared machine's load
-falls on all three alike); a variant's figures are the medians of its repeats, and
-every repeat's own summary is kept under "repeats".
+A variant's figures are the medians of its repeats; every repeat is kept under "repeats".
+The file is rewritten after every run, so an interrupted benchmark keeps what it measured.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import os
 import statistics
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
@@ -29,26 +32,45 @@ from homing_e2e.tidal import NODES_PER_SUPERPOD, TidalCluster, dump  # noqa: E40
 RESULTS = Path(__file__).resolve().parent / "results"
 IMAGES = {"train-a:30g": 30.0, "train-b:25g": 25.0, "train-c:40g": 40.0, "serve:15g": 15.0}
 BANDWIDTH_GBPS = 1.0  # per node, from a registry shared by the whole cluster
-VARIANTS = ("volcano", "volcano+imagelocality", "volcano+homing")
-STEPS = ("morning wave 1", "morning wave 2", "night", "faults", "recovery", "next morning", "next night")  # the day's order
+VARIANTS = ("volcano", "volcano+imagelocality", "volcano+gangpreempt", "volcano+homing", "volcano+gangpreempt+homing")
+LARGE_VARIANTS = ("volcano", "volcano+gangpreempt", "volcano+homing")
+WITHOUT_HOMING = ("volcano", "volcano+imagelocality", "volcano+gangpreempt")
+STEPS = ("dawn", "morning wave 1", "morning wave 2", "night", "faults", "recovery", "next morning", "next night")  # the day's order
+
+
+@dataclass(frozen=True)
+class Day:
+    """One scripted day: SPEC 9's tide, the gang size, and the training images in turn."""
+
+    tide: str  # manifests/tidal/<tide>; a +gangpreempt variant runs its gang-aware action
+    gang: int
+    trains: tuple[tuple[str, int | None], ...]  # (image, sp-block of the first job using it)
+    about: str
+
+
+DAYS = {
+    "tidal": Day("preempt", 16, (("train-a:30g", 64), ("train-b:25g", None), ("train-c:40g", None)),
+                 "issue 4's day: preempt tide, 16-rank gangs (the first a super-pod job), three images"),
+    "shared": Day("reclaim", 8, (("train-a:30g", None), ("train-b:25g", None)),
+                  "reclaim tide (two queues), 8-rank gangs, two training images each shared by several jobs"),
+}
 
 
 def log(text: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {text}", flush=True)
 
 
-async def day(c: TidalCluster) -> None:
+async def day(c: TidalCluster, d: Day) -> None:
     """The scripted day. Sizes follow the cluster: 3/4 of it training, inference tides."""
     nodes = c.superpods * NODES_PER_SUPERPOD
-    jobs = max(1, nodes * 3 // 4 // 16)
+    jobs = max(1, nodes * 3 // 4 // d.gang)
     base = max(2, nodes // 8)
-    trains = [("train-a:30g", 64), ("train-b:25g", None), ("train-c:40g", None)]
     for j in range(jobs):
-        image, sp_block = trains[j % len(trains)]
-        await c.training_job(f"train-{j}", 16, image, sp_block=sp_block if j == 0 else None)  # train-0: a super-pod job
+        image, sp_block = d.trains[j % len(d.trains)]
+        await c.training_job(f"train-{j}", d.gang, image, sp_block=sp_block if j == 0 else None)
     await c.inference("qwen", base, "serve:15g")
     await c.settle(quiet=4, at_least=8)
-    log(f"  dawn: {jobs} training jobs of 16, inference {base}")
+    log(f"  dawn: {jobs} training jobs of {d.gang}, inference {base}")
     restarts = await c.count_restarts("dawn", {})
     for step, replicas in (("morning wave 1", base + nodes // 4), ("morning wave 2", base + nodes // 2), ("night", base)):
         c.recorder.phase = step
@@ -92,14 +114,20 @@ def ablation(variant: str) -> tuple[str, dict[str, str]]:
     return base, env
 
 
-async def run(variant: str, superpods: int, volcano_args: tuple[str, ...] = ()) -> dict:
-    log(f"{variant} on {superpods * NODES_PER_SUPERPOD} nodes {' '.join(volcano_args)}")
+def tide_of(variant: str, d: Day) -> str:
+    return f"gang{d.tide}" if "+gangpreempt" in variant else d.tide
+
+
+async def run(variant: str, day_name: str, superpods: int, volcano_args: tuple[str, ...] = ()) -> dict:
+    d = DAYS[day_name]
+    log(f"{variant} on the {day_name} day, {superpods * NODES_PER_SUPERPOD} nodes {' '.join(volcano_args)}")
     base, env = ablation(variant)
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)  # the operator process inherits it
-    c = await TidalCluster(base, superpods, IMAGES, BANDWIDTH_GBPS, volcano_args=volcano_args).start()
+    c = TidalCluster(base, superpods, IMAGES, BANDWIDTH_GBPS, volcano_args=volcano_args, tide=tide_of(base, d))
     try:
-        await day(c)
+        await c.start()
+        await day(c, d)
         result = {**c.recorder.summary(), "gang_restarts": await c.gang_restarts()}
     finally:
         await c.stop()
@@ -108,7 +136,11 @@ async def run(variant: str, superpods: int, volcano_args: tuple[str, ...] = ()) 
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-    log(f"  -> {result}")
+    pulls = result["pulls_by_phase"]
+    result["first_placement_pulls"] = sum(row.get("first", 0) for row in pulls.values())
+    log(f"  -> home {result['home_rate']} feasible {result['feasible_home_rate']} re-placement pulls "
+        f"{result['replacement_pulls']} ({result['replacement_pull_minutes']} min) all {result['pulls']} "
+        f"gang restarts {result['gang_restarts']} p50 {result['create_to_scheduled_p50_s']}")
     return result
 
 
@@ -138,104 +170,167 @@ def ratio(a: float | None, b: float | None) -> float | None:
     return round(a / b, 3) if a is not None and b else None
 
 
+TARGETS = (  # issue 8's "done when", checked against the same run's plain Volcano
+    ("home rate >= 0.80", lambda h, v, best: h["home_rate"], lambda x: x >= 0.80),
+    ("feasible home rate >= 0.99", lambda h, v, best: h["feasible_home_rate"], lambda x: x >= 0.99),
+    ("re-placement pull minutes <= 0.30 x Volcano's",
+     lambda h, v, best: ratio(h["replacement_pull_minutes"], v["replacement_pull_minutes"]), lambda x: x <= 0.30),
+    ("re-placement pull minutes <= 0.5 x best without homing",
+     lambda h, v, best: ratio(h["replacement_pull_minutes"], best), lambda x: x <= 0.5),
+    ("all pull minutes <= 0.60 x Volcano's", lambda h, v, best: ratio(h["pull_minutes"], v["pull_minutes"]), lambda x: x <= 0.60),
+    ("gang restarts <= Volcano's", lambda h, v, best: (h["gang_restarts"], v["gang_restarts"]), lambda x: x[0] <= x[1]),
+    ("create->scheduled p50 <= 1.05 x Volcano's",
+     lambda h, v, best: ratio(h["create_to_scheduled_p50_s"], v["create_to_scheduled_p50_s"]), lambda x: x <= 1.05),
+)
+
+
+def targets(runs: dict) -> list[dict]:
+    """Each homing variant of one day and size against the targets (None: not measured)."""
+    v = runs.get("volcano")
+    if not v:
+        return []
+    without = [runs[n]["replacement_pull_minutes"] for n in WITHOUT_HOMING if n in runs]
+    best = min(without) if without else None
+    out = []
+    for name, h in runs.items():
+        if "homing" not in name or "-no-" in name:
+            continue
+        for label, measure, ok in TARGETS:
+            try:
+                value = measure(h, v, best)
+                met = ok(value)
+            except TypeError:  # a figure missing from the run
+                value, met = None, None
+            out.append({"variant": name, "target": label, "measured": value, "met": met})
+    return out
+
+
+COLUMNS = ("replacements", "home_rate", "feasible_home_rate", "replacement_pulls", "replacement_pull_minutes",
+           "first_placement_pulls", "pulls", "pull_minutes", "gang_restarts", "create_to_scheduled_p50_s")
+
+
 def table(data: dict) -> str:
-    cols = ["replacements", "home", "domain", "elsewhere", "feasible", "home_of_feasible", "home_rate",
-            "feasible_home_rate", "pulls", "pull_minutes", "replacement_pulls", "replacement_pull_minutes",
-            "create_to_scheduled_p50_s", "create_to_scheduled_p99_s", "misses"]
-    lines = ["| run | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
-    for name, r in data["runs"].items():
-        lines.append(f"| {name} | " + " | ".join(str(r.get(c)) for c in cols) + " |")
-    for name, r in data.get("large", {}).items():
-        lines.append(f"| {name} | " + " | ".join(str(r.get(c)) for c in cols) + " |")
-    lines += ["", "Re-placements by step of the day (summed over the repeats): total / home / feasible, and why home was not", "",
-              "| run | step | re-placements | home | feasible | home not feasible because |", "|---|---|---|---|---|---|"]
-    for name, r in [*data["runs"].items(), *data.get("large", {}).items()]:
-        for step, row in sorted((r.get("by_phase") or {}).items(), key=lambda kv: STEPS.index(kv[0]) if kv[0] in STEPS else 99):
-            why = ", ".join(f"{k.split(':', 1)[1]} {v}" for k, v in sorted(row.items()) if k.startswith("blocked:"))
-            lines.append(f"| {name} | {step} | {row['replacements']} | {row['home']} | {row['feasible']} | {why} |")
+    lines = []
+    for day_name, sizes in data["days"].items():
+        for nodes, runs in sizes.items():
+            lines += [f"### {day_name} day, {nodes} nodes ({DAYS[day_name].about})", "",
+                      "| variant | repeats | " + " | ".join(COLUMNS) + " |", "|---" * (len(COLUMNS) + 2) + "|"]
+            for name, r in runs.items():
+                lines.append(f"| {name} | {len(r.get('repeats', []))} | " + " | ".join(str(r.get(c)) for c in COLUMNS) + " |")
+            checks = targets(runs)
+            if checks:
+                lines += ["", "| homing variant | target | measured | met |", "|---|---|---|---|"]
+                lines += [f"| {c['variant']} | {c['target']} | {c['measured']} | {c['met']} |" for c in checks]
+            lines += ["", "Per step (summed over the repeats): re-placements / home / feasible; why home was not "
+                      "free; pulls (first placements, re-placements); gang restarts", "",
+                      "| variant | step | re-placements | home | feasible | home not free because | pulls first / re | restarts |",
+                      "|---|---|---|---|---|---|---|---|"]
+            for name, r in runs.items():
+                phases = set(r.get("by_phase") or {}) | set(r.get("pulls_by_phase") or {}) | set(r.get("restarts_by_phase") or {})
+                for step in sorted(phases, key=lambda p: STEPS.index(p) if p in STEPS else 99):
+                    row = (r.get("by_phase") or {}).get(step, {})
+                    pulls = (r.get("pulls_by_phase") or {}).get(step, {})
+                    restarts = sum(((r.get("restarts_by_phase") or {}).get(step) or {}).values())
+                    why = ", ".join(f"{k.split(':', 1)[1]} {n}" for k, n in sorted(row.items()) if k.startswith("blocked:"))
+                    lines.append(f"| {name} | {step} | {row.get('replacements', 0)} | {row.get('home', 0)} | "
+                                 f"{row.get('feasible', 0)} | {why} | {pulls.get('first', 0)} / {pulls.get('replacement', 0)} | {restarts} |")
+            lines.append("")
     return "\n".join(lines)
 
 
-def chart(data: dict) -> str:
-    """Grouped bars: home rate, feasible home rate, and pull minutes relative to plain Volcano."""
-    runs = data["runs"]
-    base_pull = runs["volcano"]["replacement_pull_minutes"] or 1
+COLORS = ("#9aa5b1", "#5b8def", "#b07cc6", "#2e9e5b", "#1b6b3a", "#e0a030", "#d05050", "#50a0a0")
+
+
+def chart(runs: dict, title: str) -> str:
+    """Grouped bars: home rate, feasible home rate, pull minutes relative to plain Volcano."""
+    base = runs.get("volcano") or next(iter(runs.values()))
+    base_pull, base_all = base["replacement_pull_minutes"] or 1, base["pull_minutes"] or 1
     metrics = [("home rate", lambda r: r["home_rate"] or 0), ("feasible home rate", lambda r: r["feasible_home_rate"] or 0),
-               ("re-placement pull minutes / Volcano's", lambda r: r["replacement_pull_minutes"] / base_pull)]
-    colors = {"volcano": "#9aa5b1", "volcano+imagelocality": "#5b8def", "volcano+homing": "#2e9e5b"}
-    w, h, left, bottom, group = 640, 300, 50, 250, 190
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="11">',
-           f'<text x="{left}" y="16" font-size="13">Tidal day on Volcano, {data["nodes"]} nodes (higher is better, except pulls)</text>',
+               ("re-placement pull min / Volcano's", lambda r: r["replacement_pull_minutes"] / base_pull),
+               ("all pull min / Volcano's", lambda r: r["pull_minutes"] / base_all)]
+    names = list(runs)
+    bar_w, gap = 22, 40
+    group = len(names) * (bar_w + 4) + gap
+    left, bottom = 50, 250
+    w, h = left + group * len(metrics) + 20, 300 + 16 * ((len(names) + 2) // 3)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="10">',
+           f'<text x="{left}" y="16" font-size="13">{title} (higher is better, except pulls)</text>',
            f'<line x1="{left}" y1="{bottom}" x2="{w - 10}" y2="{bottom}" stroke="black"/>']
     for g, (label, fn) in enumerate(metrics):
         x0 = left + 10 + g * group
-        for i, (name, r) in enumerate(runs.items()):
-            value = max(0.0, min(1.2, fn(r)))
-            bar = value / 1.2 * 200
-            x = x0 + i * 50
-            out.append(f'<rect x="{x}" y="{bottom - bar:.1f}" width="40" height="{bar:.1f}" fill="{colors[name]}"/>')
-            out.append(f'<text x="{x + 20}" y="{bottom - bar - 4:.1f}" text-anchor="middle">{fn(r):.2f}</text>')
-        out.append(f'<text x="{x0 + 70}" y="{bottom + 16}" text-anchor="middle">{label}</text>')
-    for i, name in enumerate(runs):
-        out.append(f'<rect x="{left + i * 180}" y="{h - 22}" width="12" height="12" fill="{colors[name]}"/>')
-        out.append(f'<text x="{left + i * 180 + 16}" y="{h - 12}">{name}</text>')
+        for i, name in enumerate(names):
+            value = fn(runs[name])
+            bar = max(0.0, min(1.2, value)) / 1.2 * 200
+            x = x0 + i * (bar_w + 4)
+            out.append(f'<rect x="{x}" y="{bottom - bar:.1f}" width="{bar_w}" height="{bar:.1f}" fill="{COLORS[i % len(COLORS)]}"/>')
+            out.append(f'<text x="{x + bar_w / 2}" y="{bottom - bar - 4:.1f}" text-anchor="middle">{value:.2f}</text>')
+        out.append(f'<text x="{x0 + group / 2 - gap / 2}" y="{bottom + 16}" text-anchor="middle">{label}</text>')
+    for i, name in enumerate(names):
+        x, y = left + (i % 3) * 220, bottom + 40 + 16 * (i // 3)
+        out.append(f'<rect x="{x}" y="{y - 10}" width="12" height="12" fill="{COLORS[i % len(COLORS)]}"/>')
+        out.append(f'<text x="{x + 16}" y="{y}">{name}</text>')
     out.append("</svg>")
     return "\n".join(out)
 
 
-async def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--superpods", type=int, default=8)
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--large-superpods", type=int, default=38)
-    ap.add_argument("--skip-large", action="store_true")
-    ap.add_argument("--render-only", action="store_true", help="redraw the table and chart from tidal.json")
-    ap.add_argument("--variants", nargs="+", default=list(VARIANTS),
-                    help="also volcano+homing-no-<preference> (preferences: " + ", ".join(PREFERENCES) + ")")
-    ap.add_argument("--out", default="tidal.json", help="results file under bench/results/ (another name: no chart)")
-    args = ap.parse_args()
-    if args.render_only:
-        return render(json.loads((RESULTS / "tidal.json").read_text()))
-    build_binaries()
-    repeats: dict[str, list[dict]] = {v: [] for v in args.variants}
-    for _ in range(args.repeats):
-        for variant in args.variants:
-            repeats[variant].append(await run(variant, args.superpods))
-    runs = {variant: medians(rs) for variant, rs in repeats.items()}
-    if args.out != "tidal.json":
-        data = {"nodes": args.superpods * NODES_PER_SUPERPOD, "repeats": args.repeats, "runs": runs}
-        dump(RESULTS / args.out, data)
-        print(table(data))
-        return
-    data = {
+def summarise(repeats: dict, args: argparse.Namespace) -> dict:
+    """The results file from every repeat measured so far."""
+    days: dict = {}
+    for (day_name, nodes, variant), rs in repeats.items():
+        days.setdefault(day_name, {}).setdefault(str(nodes), {})[variant] = medians(rs)
+    first = days.get("tidal", {}).get(str(args.superpods * NODES_PER_SUPERPOD), {})
+    return {
         "nodes": args.superpods * NODES_PER_SUPERPOD,
         "image_gb": sorted(IMAGES.values()),
         "bandwidth_gbps": BANDWIDTH_GBPS,
         "repeats": args.repeats,
-        "runs": runs,
-        "homing_vs_volcano": {
-            "pull_minutes_ratio": ratio(runs["volcano+homing"]["pull_minutes"], runs["volcano"]["pull_minutes"]),
-            "replacement_pull_minutes_ratio": ratio(
-                runs["volcano+homing"]["replacement_pull_minutes"], runs["volcano"]["replacement_pull_minutes"]),
-            "create_to_scheduled_p50_ratio": ratio(runs["volcano+homing"]["create_to_scheduled_p50_s"], runs["volcano"]["create_to_scheduled_p50_s"]),
-        },
+        "days_about": {name: DAYS[name].about for name in days},
+        "runs": first,
+        "days": days,
+        "targets": {day_name: {nodes: targets(runs) for nodes, runs in sizes.items()} for day_name, sizes in days.items()},
     }
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--days", nargs="+", default=list(DAYS), choices=list(DAYS))
+    ap.add_argument("--superpods", type=int, default=8)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--large-superpods", type=int, default=38)
+    ap.add_argument("--large-repeats", type=int, default=1)
+    ap.add_argument("--large-variants", nargs="+", default=list(LARGE_VARIANTS))
+    ap.add_argument("--skip-large", action="store_true")
+    ap.add_argument("--render-only", action="store_true", help="redraw the table and chart from the results file")
+    ap.add_argument("--variants", nargs="+", default=list(VARIANTS),
+                    help="also volcano+homing-no-<preference> (preferences: " + ", ".join(PREFERENCES) + ")")
+    ap.add_argument("--out", default="tidal.json", help="results file under bench/results/")
+    args = ap.parse_args()
+    out = RESULTS / args.out
+    if args.render_only:
+        return render(json.loads(out.read_text()), out)
+    build_binaries()
+    plan = [(d, args.superpods, v) for d in args.days for _ in range(args.repeats) for v in args.variants]
     if not args.skip_large:
-        nodes = args.large_superpods * NODES_PER_SUPERPOD
-        data["large"] = {
-            f"volcano+homing@{nodes} (default sampling)": await run("volcano+homing", args.large_superpods),
-            f"volcano+homing@{nodes} (--percentage-nodes-to-find=100)": await run(
-                "volcano+homing", args.large_superpods, ("--percentage-nodes-to-find=100", f"--minimum-feasible-nodes={nodes}")),
-        }
-    dump(RESULTS / "tidal.json", data)
-    render(data)
+        plan += [(d, args.large_superpods, v) for d in args.days for _ in range(args.large_repeats) for v in args.large_variants]
+    repeats: dict[tuple[str, int, str], list[dict]] = {}
+    for day_name, superpods, variant in plan:
+        try:
+            result = await run(variant, day_name, superpods)
+        except Exception as err:  # one broken run (a stuck scheduler, a port taken) must not lose the others
+            log(f"  run failed: {type(err).__name__}: {err}")
+            continue
+        repeats.setdefault((day_name, superpods * NODES_PER_SUPERPOD, variant), []).append(result)
+        dump(out, summarise(repeats, args))
+    render(summarise(repeats, args), out)
 
 
-def render(data: dict) -> None:
-    (RESULTS / "tidal.svg").write_text(chart(data))
-    (RESULTS / "tidal.md").write_text(table(data) + "\n")
-    print(table(data))
-    print(f"wrote {RESULTS / 'tidal.json'}, tidal.svg, tidal.md")
+def render(data: dict, out: Path) -> None:
+    text = table(data)
+    out.with_suffix(".md").write_text(text + "\n")
+    if data.get("runs"):
+        out.with_suffix(".svg").write_text(chart(data["runs"], f"Tidal day on Volcano, {data['nodes']} nodes"))
+    print(text)
+    print(f"wrote {out}, {out.with_suffix('.md').name}, {out.with_suffix('.svg').name}")
 
 
 if __name__ == "__main__":

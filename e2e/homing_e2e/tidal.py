@@ -46,16 +46,19 @@ def module_dir(module_folder: str, module: str) -> Path:
     return Path(out)
 
 
+RECLAIM_TIDES = ("reclaim", "gangreclaim")  # two queues: inference reclaims from training
+
+
 def scheduler_conf(variant: str, tide: str = "preempt") -> str:
     """The shipped volcano-scheduler.conf of the tide (manifests/tidal, SPEC 9), with
-    nodeorder's arguments set for the run: homing's weight, image locality's, or none
-    (Volcano's defaults)."""
+    nodeorder's arguments set for the run: homing's weight and/or image locality's, or
+    none (Volcano's defaults)."""
     conf = yaml.safe_load((TIDAL_MANIFESTS / tide / "volcano-scheduler.conf").read_text())
-    args = {
-        "volcano": {},
-        "volcano+imagelocality": {"imagelocality.weight": 10},
-        "volcano+homing": {"nodeaffinity.weight": 10},
-    }[variant]
+    args = {}
+    if "imagelocality" in variant:
+        args["imagelocality.weight"] = 10
+    if "homing" in variant:
+        args["nodeaffinity.weight"] = 10
     for plugin in (p for tier in conf["tiers"] for p in tier["plugins"] if p["name"] == "nodeorder"):
         plugin.pop("arguments", None)
         if args:
@@ -318,7 +321,7 @@ class TidalCluster:
     def __init__(self, variant: str, superpods: int, images: dict[str, float], bandwidth_gbps: float, disk_gb: float = 120,
                  volcano_args: tuple[str, ...] = (), tide: str = "preempt") -> None:
         self.variant = variant
-        self.tide = tide  # SPEC 9's variant: "preempt" (one queue, priorities) or "reclaim" (two queues)
+        self.tide = tide  # manifests/tidal/<tide>: "preempt"/"gangpreempt" (one queue, priorities) or "reclaim"/"gangreclaim" (two queues)
         self.superpods = superpods
         self.workdir = Path(tempfile.mkdtemp(prefix=f"homing-tidal-{variant.replace('+', '-')}-"))
         self.cp = LocalControlPlane(
@@ -368,8 +371,8 @@ class TidalCluster:
             if never:
                 body["preemptionPolicy"] = "Never"
             await kube.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", body=body)
-        if self.tide == "reclaim":
-            for queue in yaml.safe_load_all((TIDAL_MANIFESTS / "reclaim" / "queues.yaml").read_text()):
+        if self.tide in RECLAIM_TIDES:
+            for queue in yaml.safe_load_all((TIDAL_MANIFESTS / "queues" / "queues.yaml").read_text()):
                 await kube.request("POST", "/apis/scheduling.volcano.sh/v1beta1/queues", body=queue)
         for i, name in enumerate(self.node_names):
             await self._node(name, i)
@@ -426,7 +429,7 @@ class TidalCluster:
             "spec": {
                 "schedulerName": "volcano", "minAvailable": replicas, "priorityClassName": "training-low",
                 "maxRetry": 1000,  # Volcano's default 3 fails a job on its fourth eviction: one tidal day does that
-                **({"queue": "training"} if self.tide == "reclaim" else {}),
+                **({"queue": "training"} if self.tide in RECLAIM_TIDES else {}),
                 "policies": [{"event": "PodEvicted", "action": "RestartJob"}],
                 "tasks": [{"name": "worker", "replicas": replicas, "template": {
                     "metadata": {"annotations": ann},
@@ -440,7 +443,7 @@ class TidalCluster:
         body = {
             "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": NS},
             "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}}, "template": {
-                "metadata": {"labels": {"app": name}, "annotations": {QUEUE_ANNOTATION: "inference"} if self.tide == "reclaim" else {}},
+                "metadata": {"labels": {"app": name}, "annotations": {QUEUE_ANNOTATION: "inference"} if self.tide in RECLAIM_TIDES else {}},
                 "spec": {"schedulerName": "volcano", "priorityClassName": "inference-high", "terminationGracePeriodSeconds": 0,
                          "containers": [{"name": "serve", "image": image, "resources": {"limits": {NPU: "8"}}}]}}},
         }

@@ -147,19 +147,20 @@ def test_a_disrupted_workload_is_displaced_first():
     assert d.victim == "ns/train-c"
 
 
-@pytest.mark.parametrize(
-    "setup, why",
-    [
-        pytest.param(lambda index: index.occupy("p0", None), "a node is free", id="a-free-node"),
-        pytest.param(lambda index: None, "lower priority only", id="not-higher-priority"),
-    ],
-)
-def test_no_displacement_term_when_not_needed(setup, why):
+def test_no_displacement_term_for_a_pod_of_no_higher_priority():
     index, snap = full_cluster()
-    setup(index)
-    priority = 1000 if why == "a node is free" else 100
-    d = admit(index, snap, replica(owner(kind="Deployment", uid=f"dep-{why}"), 0, priority))
+    d = admit(index, snap, replica(owner(kind="Deployment", uid="same"), 0, priority=100))
     assert "displace" not in {t.role for t in d.terms} and d.victim is None
+
+
+def test_with_room_free_the_term_names_full_nodes_only_and_uses_up_nothing():
+    """The scheduler, not the webhook, decides which replica is left pending: each gets the
+    term, which changes nothing while it fits a free node (the named nodes are full)."""
+    index, snap = full_cluster()
+    index.occupy("p0", None)  # n0 free
+    d = admit(index, snap, replica(owner(kind="Deployment", uid="room"), 0))
+    terms = {t.role: t.values for t in d.terms}
+    assert "n0" not in terms["displace"] and d.burst.sent == 0
 
 
 def test_displacement_can_be_switched_off():
@@ -190,14 +191,16 @@ def test_a_workload_that_restarted_elsewhere_is_not_disrupted_any_more():
     assert index.disrupted() == set()
 
 
-def test_when_nothing_is_free_vacant_homes_are_not_kept_clear_of():
-    """Keeping clear of vacant homes would point the eviction at nodes whose owners run there."""
+def test_when_nothing_is_free_the_victims_nodes_outweigh_keeping_clear():
+    """Keeping clear of vacant homes alone would point the eviction at any node whose owner
+    runs there; with the victim named, its nodes outweigh that term."""
     index, snap = full_cluster()
     other = owner(kind="Job", name="gone", uid="gone")
     index.record_bind(other, "0", "n5", (), NOW)
     index.vacate("n5", other.key, NOW)
     d = admit(index, snap, replica(owner(kind="Deployment", uid="nf"), 0))
-    assert "keep-clear" not in {t.role for t in d.terms} and "vacant-homes" not in d.prefer
+    terms = {t.role: t for t in d.terms}
+    assert terms["displace"].weight > terms["keep-clear"].weight
     index.occupy("p0", None)  # n0 is free now: the pod fits, vacant homes are kept clear of
     d = admit(index, snap, replica(owner(kind="Deployment", uid="nf2"), 0))
     assert {t.role: t.values for t in d.terms}["keep-clear"] == ("n5",)
@@ -234,8 +237,8 @@ def test_a_burst_larger_than_the_free_room_displaces_with_its_later_replicas():
         d = admit(index, snap, p, now=NOW + i * 0.01)
         index.waiting.admitted(pod_load(p, d.owner_key, PREFIXES), NOW + i * 0.01)  # what the adapter does
         got.append(d)
-    assert [d.victim is not None for d in got] == [False, False, True, True]
-    assert got[2].victim == got[3].victim, "the two beyond the room agree on one victim"
+    assert len({d.victim for d in got}) == 1 and got[0].victim is not None, "all four agree on one victim"
+    assert [d.burst.sent for d in got] == [0, 0, 1, 2], "only the two beyond the room use up its nodes"
 
 
 @pytest.mark.parametrize(
@@ -252,7 +255,7 @@ def test_pending_pods_ahead_take_the_free_room(ahead, priority, displaced):
     for i, load in enumerate(ahead):
         index.waiting.wait(f"pending-{i}", load)
     d = admit(index, snap, replica(owner(kind="Deployment", uid="late"), 0, priority))
-    assert (d.victim is not None) is displaced
+    assert d.burst.sent == (1 if displaced else 0), "only a pod left without room uses up the victim's nodes"
 
 
 def test_admissions_in_flight_expire_and_arrive():

@@ -111,14 +111,17 @@ def beyond_home(
     when nothing is free the one workload to displace."""
     p, limit = settings.preferences, settings.bounds.max_term_values
     me = pod_load(pod, owner_key, tuple(settings.scope.resource_prefixes))
-    found = eviction_victims(me, index, snapshot) if nothing_free(me, snapshot, index, now) else None
-    evicting = found is not None and bool(found.nodes)  # with nobody of lower priority, the pod waits for room
-    displace, victim, burst = displacement(me, index, found, now) if evicting and p.displace_few else ((), None, None)
-    # When the scheduler will evict, "not a vacant home" would point it at nodes whose
-    # owners are running there: the opposite of displacing few.
+    evicting = nothing_free(me, snapshot, index, now)
+    found = eviction_victims(me, index, snapshot) if index.lower_priority_than(me.priority) else None
+    displace, victim, burst = (
+        displacement(me, index, found, now, evicting) if found and found.nodes and p.displace_few else ((), None, None)
+    )
+    # When the scheduler will evict with no victim named, "not a vacant home" would point
+    # it at nodes whose owners are running there: the opposite of displacing few.
+    keep_clear = p.vacant_homes and (victim is not None or not (evicting and found and found.nodes))
     return BeyondHome(
         warm=warm_nodes(pod_images(pod), snapshot, index, limit) if p.image_warm else (),
-        vacant=vacant_homes(index, owner_key if rankless else None, limit) if p.vacant_homes and not evicting else (),
+        vacant=vacant_homes(index, owner_key if rankless else None, limit) if keep_clear else (),
         displace=displace,
         victim=victim,
         burst=burst,

@@ -71,13 +71,17 @@ def eviction_victims(me: Load, index: MemoryIndex, snapshot: ClusterSnapshot) ->
     return Victims(victims(snapshot, loads, index.node_used, me.priority, me.npus), priorities)
 
 
-def displacement(me: Load, index: MemoryIndex, found: Victims, now: float) -> tuple[tuple[str, ...], str | None, Burst]:
-    """For a pod that fits nowhere free: (the victim's nodes, the victim, the burst counted)."""
+def displacement(me: Load, index: MemoryIndex, found: Victims, now: float,
+                 evicts: bool) -> tuple[tuple[str, ...], str | None, Burst]:
+    """(the victim's nodes, the victim, the burst counted). Every replica of a burst gets
+    the term, not only those that find nothing free: which of them the scheduler leaves
+    pending is its choice, and a term on full nodes changes nothing where room is free.
+    Only the pods that will evict (`evicts`) use up the victim's nodes."""
     burst = index.burst(me.owner_key, now)
     victim = choose(found.nodes, found.priorities, index.disrupted(), burst)
     if victim is None:
         return (), None, burst
     if victim != burst.victim:
         burst.victim, burst.sent = victim, 0
-    burst.sent += 1
+    burst.sent += evicts
     return tuple(found.nodes[victim]), victim, burst

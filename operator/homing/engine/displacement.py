@@ -78,13 +78,16 @@ def victims(
         state = snapshot.nodes.get(node)
         if state is None or state.health is not Health.HEALTHY or state.npus is None:
             continue
+        free = state.npus - used.get(node, 0)
+        if free >= npus:
+            continue  # room already: no eviction (and a term there would pack next to the victim)
         loads = list(loads)
         lower = {ld.owner_key for ld in loads if ld.priority < priority}
         if len(lower) != 1:
             continue  # free already, or it would take two workloads' pods
         (owner,) = lower
         freed = sum(ld.npus for ld in loads if ld.owner_key == owner)
-        if state.npus - used.get(node, 0) + freed >= npus:
+        if free + freed >= npus:
             out.setdefault(owner, []).append(node)
     return {owner: sorted(nodes) for owner, nodes in out.items()}
 

@@ -5,6 +5,7 @@ synchronous and take `now`. Owners are keyed by `OwnerRef.key` (namespace/UID)."
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -47,6 +48,7 @@ class MemoryIndex:
     node_used: dict[str, int] = field(default_factory=dict)  # node -> accelerators its pods hold
     bursts: dict[str, Burst] = field(default_factory=dict)  # owner key -> its latest admission burst
     waiting: Waiting = field(default_factory=Waiting)  # accelerator pods not bound yet, any workload
+    load_priorities: Counter[int] = field(default_factory=Counter)  # priority -> bound accelerator pods
     promises: dict[str, dict[str, Promise]] = field(default_factory=dict)  # owner key -> node -> promise
     image_runs: dict[str, dict[str, float]] = field(default_factory=dict)  # image -> node -> when it last ran
     vacant: dict[str, dict[str, float]] = field(default_factory=dict)  # node -> owner key -> vacant since
@@ -197,12 +199,16 @@ class MemoryIndex:
             held = self.pod_load.pop(pod_uid, None)
             if held is not None:
                 self._use(old, -held.npus)
+                self.load_priorities[held.priority] -= 1
+                if self.load_priorities[held.priority] <= 0:
+                    del self.load_priorities[held.priority]
         if node is not None:
             self.pod_node[pod_uid] = node
             self.occupants.setdefault(node, set()).add(pod_uid)
             if load is not None:
                 self.pod_load[pod_uid] = load
                 self._use(node, load.npus)
+                self.load_priorities[load.priority] += 1
 
     def _use(self, node: str, npus: int) -> None:
         total = self.node_used.get(node, 0) + npus
@@ -210,6 +216,10 @@ class MemoryIndex:
             self.node_used[node] = total
         else:
             self.node_used.pop(node, None)
+
+    def lower_priority_than(self, priority: int) -> bool:
+        """Some bound accelerator pod has a lower priority (few distinct priorities: cheap)."""
+        return any(p < priority for p in self.load_priorities)
 
     def node_loads(self) -> dict[str, list[Load]]:
         out: dict[str, list[Load]] = {}
