@@ -14,6 +14,7 @@ import kopf
 
 from homing.config import Settings
 from homing.operator import certstore, logs, metrics, selfhealth, startup, upkeep, webhookconfig
+from homing.operator.admission_server import AdmissionServer
 from homing.operator.deviceinfo import DeviceInfoCopier
 from homing.operator.events import EventPoster
 from homing.operator.kube import Kube
@@ -40,7 +41,7 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: object) -
     settings.admission.managed = None  # homing writes its own configuration (two selectors)
     kube = await Kube.connect()
     cert, key, ca = await certstore.certificates(kube, config, _webhook_hosts(config))
-    settings.admission.server = kopf.WebhookServer(
+    settings.admission.server = server = AdmissionServer(
         addr=config.webhook.listen, port=config.webhook.port, certfile=str(cert), pkeyfile=str(key)
     )
     sup = selfhealth.current = selfhealth.Supervisor(watch_stale_seconds=config.health.watch_stale_seconds)
@@ -53,6 +54,7 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: object) -
     store = rt.store
     replicas.on_elected = lambda: _take_over(rt, store, kube, config, ca)
     rt.admitter.may_promise = replicas.may_promise
+    server.admit = rt.admitter.admit  # answered without kopf's per-request copies (admission_server.py)
     sup.spawn("replicas", replicas.forever)
     sup.spawn("flush", lambda: upkeep.flush_forever(rt.index, store, config, lambda: replicas.leading))
     sup.spawn("sweep", upkeep.Sweeper(rt.index, store, config, lambda: replicas.leading).forever)
