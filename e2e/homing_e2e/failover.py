@@ -7,9 +7,11 @@ either a remembered home or a node the memory must learn during the takeover."""
 from __future__ import annotations
 
 import asyncio
+import tempfile
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 from homing.operator.kube import Kube, KubeError
 from homing.placementmemory import GROUP, PLURAL, VERSION
@@ -18,6 +20,30 @@ from homing_e2e import objects as o
 from homing_e2e.replicaset import OperatorReplicas
 
 APP_LABEL = "homing-e2e/app"
+SCOPE_LABEL = "homing.io/ha-e2e"  # its own opt-in label: the test session's operator stays out of the way
+
+
+async def replica_set(kube: Kube, kubeconfig: Path, name: str, env: dict[str, str] | None = None) -> tuple[OperatorReplicas, str]:
+    """An opted-in namespace for the pods, the replicas' own namespace for Leases and the
+    Secret, and the replicas (none started yet)."""
+    system = await o.namespace(kube, f"{name}-sys", opted_in=False)
+    ns = f"{name}-pods"
+    await kube.request("POST", "/api/v1/namespaces", body={"metadata": {"name": ns, "labels": {SCOPE_LABEL: "true"}}})
+    await o.eventually(lambda: kube.request("GET", f"/api/v1/namespaces/{ns}/serviceaccounts/default"), what="default SA")
+    workdir = Path(tempfile.mkdtemp(prefix=f"{name}-"))
+    scope = {
+        "HOMING_SCOPE__NAMESPACE_LABEL": SCOPE_LABEL,
+        "HOMING_SCOPE__POD_LABEL": SCOPE_LABEL,
+        "HOMING_WEBHOOK__CONFIGURATION_NAME": name,
+        # one install: the Leases in its own namespace, client-go's timings
+        "HOMING_REPLICAS__NAMESPACE": system,
+        "HOMING_REPLICAS__LEASE_NAME": "homing-leader",
+        "HOMING_REPLICAS__LEASE_SECONDS": "15",
+        "HOMING_REPLICAS__RENEW_SECONDS": "10",
+        "HOMING_REPLICAS__RETRY_SECONDS": "2",
+        "HOMING_REPLICAS__HANDOVER_GRACE_SECONDS": "10",
+    }
+    return OperatorReplicas(kubeconfig, workdir, system, {**scope, **(env or {})}), ns
 
 
 @dataclass
@@ -124,27 +150,49 @@ class Binder:
             self.result.bound_during_takeover += 1
 
 
+class Creator:
+    """Creates burst pods at a steady rate; a failed creation is counted, never raised."""
+
+    def __init__(self, kube: Kube, ns: str, owner: dict, result: BurstResult) -> None:
+        self.kube, self.ns, self.owner, self.result = kube, ns, owner, result
+        self.created: dict[str, dict] = {}
+        self.slots = asyncio.Semaphore(16)
+
+    async def one(self, i: int) -> None:
+        name = f"burst-{i}"
+        async with self.slots:
+            try:
+                body = pod_body(name, self.owner, "burst")
+                self.created[name] = await self.kube.request("POST", f"/api/v1/namespaces/{self.ns}/pods", body=body)
+            except Exception:
+                self.result.failed_creations += 1
+
+    async def run(self, rate: float, count: int | None = None, until: asyncio.Event | None = None,
+                  at: dict[int, "asyncio.Future | None"] | None = None) -> int:
+        """Pods 0, 1, ... at `rate` per second, `count` of them or until `until` is set."""
+        started, tasks, i = time.monotonic(), [], 0
+        while (count is None or i < count) and not (until is not None and until.is_set()):
+            await asyncio.sleep(max(0.0, started + i / rate - time.monotonic()))
+            tasks.append(asyncio.create_task(self.one(i)))
+            i += 1
+        await asyncio.gather(*tasks)
+        self.result.pods = i
+        self.result.burst_seconds = round(time.monotonic() - started, 3)
+        return i
+
+
 async def burst_with_leader_killed(
     kube: Kube, replicas: OperatorReplicas, ns: str, owner: dict, homes: list[str], spare: list[str],
     pods: int = 300, rate: float = 20.0, kill_after: int = 100, result: BurstResult | None = None,
 ) -> BurstResult:
     result = result or BurstResult()
-    result.pods, result.killed_after = pods, kill_after
+    result.killed_after = kill_after
     binder = Binder(kube, ns, set(homes), spare, result)
     binding = asyncio.create_task(binder.run(pods))
-    created: dict[str, dict] = {}
-    slots = asyncio.Semaphore(16)
-    takeover: asyncio.Task | None = None
-
-    async def create(i: int) -> None:
-        name = f"burst-{i}"
-        async with slots:
-            try:
-                created[name] = await kube.request("POST", f"/api/v1/namespaces/{ns}/pods", body=pod_body(name, owner, "burst"))
-            except Exception:
-                result.failed_creations += 1
+    creator = Creator(kube, ns, owner, result)
 
     async def kill_leader() -> None:
+        await asyncio.sleep(kill_after / rate)
         leader, _ = await asyncio.to_thread(replicas.wait_leader, 30)
         killed = await asyncio.to_thread(replicas.remove, leader, True)
         binder.takeover = (killed, 0.0)
@@ -152,19 +200,39 @@ async def burst_with_leader_killed(
         binder.takeover = (killed, leading)
         result.takeover_seconds = round(leading - killed, 3)
 
-    started = time.monotonic()
-    tasks = []
-    for i in range(pods):
-        await asyncio.sleep(max(0.0, started + i / rate - time.monotonic()))
-        if i == kill_after:
-            takeover = asyncio.create_task(kill_leader())
-        tasks.append(asyncio.create_task(create(i)))
-    await asyncio.gather(*tasks)
-    result.burst_seconds = round(time.monotonic() - started, 3)
-    if takeover is not None:
-        await takeover
+    takeover = asyncio.create_task(kill_leader())
+    await creator.run(rate, count=pods)
+    await takeover
     await asyncio.wait_for(binding, timeout=120)
-    await _judge(kube, ns, created, result)
+    await _judge(kube, ns, creator.created, result)
+    return result
+
+
+async def rolling_upgrade(
+    kube: Kube, replicas: OperatorReplicas, ns: str, owner: dict, homes: list[str], spare: list[str],
+    rate: float = 10.0, result: BurstResult | None = None,
+) -> BurstResult:
+    """What a RollingUpdate (maxSurge 1, maxUnavailable 0) does to each old replica in turn:
+    a new one starts and gets ready, then the old one leaves (endpoint removed, preStop
+    pause, SIGTERM), all while pods keep coming."""
+    result = result or BurstResult()
+    creator, done = Creator(kube, ns, owner, result), asyncio.Event()
+    binder = Binder(kube, ns, set(homes), spare, result)
+    creating = asyncio.create_task(creator.run(rate, until=done))
+    handovers = []
+    for old in list(replicas.processes):
+        await asyncio.to_thread(replicas.add)
+        was_leading = old.metric("homing_leader") == 1.0
+        gone = await asyncio.to_thread(replicas.remove, old)
+        if was_leading:
+            _, leading = await asyncio.to_thread(replicas.wait_leader, 60)
+            handovers.append(round(leading - gone, 3))
+    await asyncio.sleep(2)
+    done.set()
+    pods = await creating
+    await asyncio.wait_for(binder.run(pods), timeout=120)
+    result.takeover_seconds = max(handovers) if handovers else None
+    await _judge(kube, ns, creator.created, result)
     return result
 
 

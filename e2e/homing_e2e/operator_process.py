@@ -13,6 +13,15 @@ from pathlib import Path
 from homing_e2e.cluster import free_port
 
 
+# Leader election timings for a lone harness operator (client-go's rule holds: lease > renew > 1.2 x retry).
+FAST_LEASES = {
+    "HOMING_REPLICAS__LEASE_SECONDS": "3",
+    "HOMING_REPLICAS__RENEW_SECONDS": "2",
+    "HOMING_REPLICAS__RETRY_SECONDS": "0.5",
+    "HOMING_REPLICAS__HANDOVER_GRACE_SECONDS": "1",
+}
+
+
 class OperatorProcess:
     def __init__(self, kubeconfig: Path, workdir: Path, webhook_host: str = "127.0.0.1", env: dict | None = None) -> None:
         self.kubeconfig = kubeconfig
@@ -37,6 +46,13 @@ class OperatorProcess:
                 "HOMING_METRICS_PORT": str(self.metrics_port),
                 "HOMING_HEALTH_PORT": str(self.health_port),
                 "HOMING_LOG_LEVEL": "info",
+                # Its own leader Lease (one per harness operator, kept across its restarts), in a
+                # namespace every cluster has; short timings, so a killed and restarted operator
+                # leads again within seconds. OperatorReplicas sets the real ones.
+                "HOMING_REPLICAS__NAMESPACE": "default",
+                "HOMING_REPLICAS__LEASE_NAME": f"homing-leader-{self.workdir.name}".lower()[:63],
+                "HOMING_REPLICAS__IDENTITY": self.workdir.name,  # as a pod's name: the same after a restart
+                **FAST_LEASES,
             }
         )
         env.update(self.extra_env)

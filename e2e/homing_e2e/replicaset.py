@@ -21,6 +21,7 @@ class OperatorReplicas:
             **env,
         }
         self.processes: list[OperatorProcess] = []
+        self.pre_stop_seconds = 2.0  # deployment.yaml's preStop sleep, shorter
         self.backends: dict[int, Backend] = {}  # webhook port -> the proxy's endpoint
         self.started = 0
 
@@ -36,13 +37,15 @@ class OperatorReplicas:
         return proc
 
     def remove(self, proc: OperatorProcess, kill: bool = False) -> float:
-        """SIGKILL or SIGTERM one replica; returns the moment (monotonic) it was signalled."""
-        at = time.monotonic()
-        proc.stop(kill=kill)
+        """SIGKILL one replica, or stop it the way the kubelet stops a pod: its endpoint is
+        removed, the preStop pause runs, then SIGTERM. Returns when it was signalled (monotonic)."""
         self.processes.remove(proc)
         if not kill:  # a killed pod stays an endpoint until its probe fails: the proxy finds out itself
             self.backends.pop(proc.webhook_port, None)
             self._publish()
+            time.sleep(self.pre_stop_seconds)
+        at = time.monotonic()
+        proc.stop(kill=kill)
         return at
 
     def leader(self) -> OperatorProcess | None:

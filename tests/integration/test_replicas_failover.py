@@ -4,7 +4,6 @@ fails, nearly every pod carries a decision, no home is promised to two pods, and
 binding made before and during the takeover ends up in PlacementMemory."""
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -12,36 +11,13 @@ import pytest
 from homing.operator.kube import Kube
 from homing_e2e import failover
 from homing_e2e import objects as o
-from homing_e2e.replicaset import OperatorReplicas
 
 pytestmark = pytest.mark.cluster
-
-SCOPE_LABEL = "homing.io/ha-e2e"  # its own opt-in label: the session's operator stays out of the way
-
-
-async def replica_set(kube: Kube, kubeconfig: Path, name: str, env: dict[str, str] | None = None) -> tuple[OperatorReplicas, str]:
-    """An opted-in namespace for the pods, and the replicas' own namespace for Leases and the Secret."""
-    system = await o.namespace(kube, f"{name}-sys", opted_in=False)
-    ns = f"{name}-pods"
-    await kube.request("POST", "/api/v1/namespaces", body={"metadata": {"name": ns, "labels": {SCOPE_LABEL: "true"}}})
-    await o.eventually(lambda: kube.request("GET", f"/api/v1/namespaces/{ns}/serviceaccounts/default"), what="default SA")
-    replicas = OperatorReplicas(
-        kubeconfig,
-        Path(tempfile.mkdtemp(prefix=f"{name}-")),
-        system,
-        {
-            "HOMING_SCOPE__NAMESPACE_LABEL": SCOPE_LABEL,
-            "HOMING_SCOPE__POD_LABEL": SCOPE_LABEL,
-            "HOMING_WEBHOOK__CONFIGURATION_NAME": name,
-            **(env or {}),
-        },
-    )
-    return replicas, ns
 
 
 async def test_leader_killed_during_a_burst_loses_nothing(kube: Kube, kubeconfig: Path):
     name = f"ha-{o.short_id()}"
-    replicas, ns = await replica_set(kube, kubeconfig, name)
+    replicas, ns = await failover.replica_set(kube, kubeconfig, name)
     try:
         replicas.add()
         replicas.add()
@@ -64,3 +40,27 @@ async def test_leader_killed_during_a_burst_loses_nothing(kube: Kube, kubeconfig
         replicas.stop()
         for p in replicas.processes:
             print(f"operator log: {p.log_path}")
+
+
+async def test_rolling_upgrade_loses_no_memory_and_serves_every_admission(kube: Kube, kubeconfig: Path):
+    """Each of two replicas replaced in turn (new one ready, then the old one stopped) while
+    pods are created: every pod carries a decision and every binding is remembered."""
+    name = f"roll-{o.short_id()}"
+    replicas, ns = await failover.replica_set(kube, kubeconfig, name)
+    try:
+        replicas.add()
+        replicas.add()
+        homes = await failover.nodes(kube, f"{name}-home", 60)
+        spare = await failover.nodes(kube, f"{name}-spare", 5)
+        owner = await o.owner_stand_in(kube, ns, "web")
+        result = failover.BurstResult()
+        await failover.remember(kube, ns, owner, homes, result)
+        await failover.rolling_upgrade(kube, replicas, ns, owner, homes, spare, result=result)
+        print("rolling upgrade:", result.summary())
+        assert result.pods > 50 and result.failed_creations == 0
+        assert result.decided == result.pods  # none unserved
+        assert result.duplicate_promises == []
+        assert result.missing_from_memory == []
+        assert result.takeover_seconds is not None  # the writer changed hands
+    finally:
+        replicas.stop()

@@ -40,9 +40,10 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: object) -
     settings.posting.level = logging.WARNING
     settings.admission.managed = None  # homing writes its own configuration (two selectors)
     kube = await Kube.connect()
-    cert, key, ca = await certstore.certificates(kube, config, _webhook_hosts(config))
+    certs = certstore.Certificates(kube, config, _webhook_hosts(config))
+    cert, key = await certs.start()
     settings.admission.server = server = AdmissionServer(
-        addr=config.webhook.listen, port=config.webhook.port, certfile=str(cert), pkeyfile=str(key)
+        addr=config.webhook.listen, port=config.webhook.port, certfile=str(cert), pkeyfile=str(key), context=certs.context
     )
     sup = selfhealth.current = selfhealth.Supervisor(watch_stale_seconds=config.health.watch_stale_seconds)
     replicas = Replicas(kube, config)
@@ -52,7 +53,7 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: object) -
     await startup.load(rt, kube, sup)
     assert rt.store is not None
     store = rt.store
-    replicas.on_elected = lambda: _take_over(rt, store, kube, config, ca)
+    replicas.on_elected = lambda: _take_over(rt, store, kube, config, certs.bundle)
     rt.admitter.may_promise = replicas.may_promise
     server.admit = rt.admitter.admit  # answered without kopf's per-request copies (admission_server.py)
     sup.spawn("replicas", replicas.forever)
@@ -61,7 +62,13 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: object) -
     copier = DeviceInfoCopier(rt, kube, lambda: replicas.leading).handle if config.topology.device_info else None
     startup.configmap_watches(rt, kube, sup, copier)
     upkeep.refresh_gauges(rt.index)
-    sup.spawn("ready", lambda: _ready_when_serving(config.webhook.port, ca), restart=False)
+    sup.spawn("certificates", lambda: certs.forever(lambda: replicas.leading, lambda ca: _bundle_changed(kube, config, ca)))
+    sup.spawn("ready", lambda: _ready_when_serving(config.webhook.port, certs.bundle), restart=False)
+
+
+async def _bundle_changed(kube: Kube, config: Settings, ca: bytes) -> None:
+    if config.webhook.manage_configuration:
+        await webhookconfig.ensure(kube, config, ca)
 
 
 async def _take_over(rt: Runtime, store: Store, kube: Kube, config: Settings, ca: bytes) -> None:

@@ -25,6 +25,8 @@ NODES = Gauge("homing_nodes", "Nodes in the snapshot by health", ["health"])
 LEADER = Gauge("homing_leader", "1 while this replica holds the leader Lease (writes memory, sweeps, certificates)")
 REPLICAS_LIVE = Gauge("homing_replicas_live", "Replicas whose member Lease this replica sees fresh")
 TAKEOVERS = Counter("homing_takeovers_total", "Times this replica became the leader")
+CERT_EXPIRES = Gauge("homing_certificate_expires_timestamp_seconds", "When the served webhook certificate expires (epoch)")
+CERT_RENEWALS = Counter("homing_certificate_renewals_total", "Certificate rotation steps taken by the leader", ["step"])
 READY = Gauge("homing_ready", "1 once memory is loaded and the webhook is registered")
 
 # Self-health (SPEC 10)
