@@ -68,7 +68,7 @@ SETTINGS = {
 }
 
 
-def test_values_reach_their_fields(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_values_reach_their_fields(tmp_path: Path) -> None:
     values = tmp_path / "values.yaml"
     values.write_text(
         yaml.safe_dump(
@@ -92,12 +92,7 @@ def test_values_reach_their_fields(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert "checksum/settings" in dep["spec"]["template"]["metadata"]["annotations"]
     # The settings file is the operator's own format and loads into its model.
     (cm,) = (obj for obj in objs if obj["kind"] == "ConfigMap")
-    file = tmp_path / "config.yaml"
-    file.write_text(cm["data"]["config.yaml"])
-    for name in [n for n in os.environ if n.startswith("HOMING_")]:
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("HOMING_CONFIG_FILE", str(file))
-    loaded = Settings()
+    loaded = Settings(**yaml.safe_load(cm["data"]["config.yaml"]))  # given values win over HOMING_* here
     assert (loaded.scope.namespace_label, loaded.lifetimes.ttl_seconds) == ("team.example/homing", 3600)
     assert loaded.topology.resource_level_config == SETTINGS["topology"]["resource_level_config"]
     # The webhook's selectors are those the operator writes from the same settings.
