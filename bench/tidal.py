@@ -304,12 +304,22 @@ async def main() -> None:
     ap.add_argument("--variants", nargs="+", default=list(VARIANTS),
                     help="also volcano+homing-no-<preference> (preferences: " + ", ".join(PREFERENCES) + ")")
     ap.add_argument("--out", default="tidal.json", help="results file under bench/results/")
+    ap.add_argument("--merge", nargs="+", metavar="FILE", help="combine the repeats of earlier results files into --out")
     args = ap.parse_args()
     out = RESULTS / args.out
     if args.render_only:
         return render(json.loads(out.read_text()), out)
+    if args.merge:
+        merged: dict[tuple[str, int, str], list[dict]] = {}
+        for path in args.merge:
+            for day_name, sizes in json.loads(Path(path).read_text())["days"].items():
+                for nodes, runs in sizes.items():
+                    for variant, r in runs.items():
+                        merged.setdefault((day_name, int(nodes), variant), []).extend(r["repeats"])
+        dump(out, summarise(merged, args))
+        return render(summarise(merged, args), out)
     build_binaries()
-    plan = [(d, args.superpods, v) for d in args.days for _ in range(args.repeats) for v in args.variants]
+    plan = [(d, args.superpods, v) for d in args.days for _ in range(args.repeats) for v in args.variants]  # interleaved
     if not args.skip_large:
         plan += [(d, args.large_superpods, v) for d in args.days for _ in range(args.large_repeats) for v in args.large_variants]
     repeats: dict[tuple[str, int, str], list[dict]] = {}

@@ -111,6 +111,7 @@ class Recorder:
     latencies: list[float] = field(default_factory=list)
     started: list[tuple[str, str]] = field(default_factory=list)  # (node, image) to report
     last_bind: float = 0.0
+    last_change: float = 0.0  # a pod created, bound, leaving or deleted (not status chatter)
     replacement_pulls: int = 0
     replacement_pull_minutes: float = 0.0
     pulls_by_phase: dict[str, dict[str, int]] = field(default_factory=dict)  # phase -> {"first": n, "replacement": n}
@@ -170,14 +171,16 @@ class Recorder:
         now = time.monotonic()
         uid = pod["metadata"]["uid"]
         if kind == "DELETED":
+            self.last_change = now
             gone = self.pods.pop(uid, None)
             if gone is not None and gone.node:
                 self.released[gone.node] = now
             return
         seen = self.pods.get(uid)
         if pod["metadata"].get("deletionTimestamp"):
-            if seen is not None:
+            if seen is not None and not seen.leaving:
                 seen.leaving = True  # a leaving pod keeps its node busy until it is deleted
+                self.last_change = now
             return
         if seen is None:
             container = pod["spec"]["containers"][0]
@@ -185,10 +188,11 @@ class Recorder:
             npus = int((container.get("resources", {}).get("limits") or {}).get(NPU, 0))
             key, _ = self.key_of(pod)
             seen = self.pods[uid] = PodSeen(key, image, self.images.get(image, 0.0), npus, now)
+            self.last_change = now
         node = pod["spec"].get("nodeName")
         if node and seen.node is None:
             seen.node, seen.bound = node, now
-            self.last_bind = now
+            self.last_bind = self.last_change = now
             if kind is not None:  # not from the initial listing
                 self.latencies.append(now - seen.seen)
             self._judge(pod, seen, uid)
@@ -467,12 +471,15 @@ class TidalCluster:
                                     body={"status": {"conditions": [condition]}})
 
     async def settle(self, quiet: float = 3.0, at_least: float = 4.0, timeout: float = 90.0) -> None:
-        """Waits until nothing has been bound for `quiet` seconds (and at least `at_least`)."""
+        """Waits until no pod has been created, bound or deleted for `quiet` seconds, no
+        inference replica is pending (the scheduler is still making room), and at least
+        `at_least` seconds passed: on a loaded machine a step takes longer, not less."""
         start = time.monotonic()
         while time.monotonic() - start < timeout:
             await asyncio.sleep(0.5)
             now = time.monotonic()
-            if now - start >= at_least and now - max(self.recorder.last_bind, start) >= quiet:
+            pending = any(p.node is None and not p.leaving and not p.key.startswith("train-") for p in self.recorder.pods.values())
+            if now - start >= at_least and now - max(self.recorder.last_change, start) >= quiet and not pending:
                 return
 
     async def gang_restarts(self) -> int:
