@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: all venv binaries test test-engine test-integration bench bench-tidal bench-scale demo crds manifests clean
+.PHONY: all venv binaries test test-engine test-integration bench bench-tidal bench-scale dashboard-snapshot demo crds manifests clean
 
 all: test
 
@@ -41,6 +41,11 @@ bench-tidal: venv binaries
 SCALE_STEPS ?= 500,2000,5000
 bench-scale: venv binaries
 	$(PY) bench/scale.py --steps $(SCALE_STEPS)
+
+# docs/images/dashboard.png: the monitoring dashboard drawn from a short real run (matplotlib).
+dashboard-snapshot: venv binaries
+	$(PY) -m pip install --quiet -e '.[test,dashboard]'
+	$(PY) bench/dashboard_snapshot.py
 
 demo: venv binaries
 	$(PY) e2e/demo.py
