@@ -3,6 +3,7 @@ lint-clean, rendering exactly what kustomize builds, every value reaching its fi
 and installed into the local control plane, a working operator."""
 from __future__ import annotations
 
+import copy
 import json
 import os
 import tempfile
@@ -59,6 +60,42 @@ def test_chart_renders_what_kustomize_builds(values: list[str], kustomization: s
     assert sorted(charted) == sorted(built)
     for key, obj in built.items():
         assert charted[key] == obj, key
+
+
+def _synthetic_manifests() -> tuple[list[dict], list[dict], dict]:
+    """A base and an overlay that differ in every way the generator handles: appended list
+    items and added keys (blocks), a changed value and a dropped list item (the object kept
+    whole under if/else), objects only in one, and literal template braces."""
+    ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "homing-system"}}
+    container = {"name": "homing", "image": "homing:0.1.0", "env": [{"name": "A", "value": "1"}]}
+    pod = {"metadata": {"labels": {"app": "homing"}}, "spec": {"containers": [container], "volumes": [{"name": "config", "configMap": {"name": "homing-config"}}]}}
+    dep = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "homing", "namespace": "homing-system"},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "homing"}}, "template": pod},
+    }
+    rules = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "rules", "namespace": "homing-system"}, "data": {"a": "{{ $labels.x }} down}}", "b": "1"}}
+    svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "gone", "namespace": "homing-system"}, "spec": {"ports": [{"port": 1}, {"port": 2}]}}
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "extra", "namespace": "kube-system"}, "rules": []}
+    legacy = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "legacy", "namespace": "homing-system"}}
+    over_dep = copy.deepcopy(dep)
+    over_dep["spec"]["minReadySeconds"] = 5
+    over_dep["spec"]["template"]["spec"]["containers"][0]["env"].append({"name": "B", "value": "homing-system"})
+    over_rules = copy.deepcopy(rules)
+    over_rules["data"]["b"] = "2"
+    over_svc = copy.deepcopy(svc)
+    over_svc["spec"]["ports"].pop()
+    example = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "homing-config", "namespace": "homing-system"}, "data": {"config.yaml": ""}}
+    return [ns, dep, rules, svc, legacy], [ns, over_dep, over_rules, over_svc, role], example
+
+
+@pytest.mark.parametrize("mindcluster", [False, True])
+def test_generator_renders_base_and_overlay_exactly(tmp_path: Path, mindcluster: bool) -> None:
+    base, over, example = _synthetic_manifests()
+    genchart.write(tmp_path / "chart", genchart.render_objects(base, over, example))
+    rendered = ok(helm("template", "x", str(tmp_path / "chart"), "--set", f"mindcluster.enabled={str(mindcluster).lower()}"))
+    assert by_key([d for d in yaml.safe_load_all(rendered) if d]) == by_key(over if mindcluster else base)
 
 
 SETTINGS = {

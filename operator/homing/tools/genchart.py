@@ -66,10 +66,17 @@ def _file_name(k: kustomize.Key, namespace: str) -> str:
 
 def render(kubectl: str, root: Path = ROOT) -> dict[str, str]:
     """The chart's files: path inside the chart -> text."""
-    base = kustomize.build(kubectl, root / "manifests")
-    over = kustomize.build(kubectl, root / "manifests" / "mindcluster")
+    return render_objects(
+        kustomize.build(kubectl, root / "manifests"),
+        kustomize.build(kubectl, root / "manifests" / "mindcluster"),
+        yaml.safe_load((root / SETTINGS_EXAMPLE).read_text()),
+    )
+
+
+def render_objects(base: list[dict[str, Any]], over: list[dict[str, Any]], example: dict[str, Any]) -> dict[str, str]:
+    """The chart for a default install `base`, its MindCluster overlay `over`, and the
+    example settings ConfigMap `example`."""
     namespace = Webhook().service_namespace
-    example = yaml.safe_load((root / SETTINGS_EXAMPLE).read_text())
     config_map = example["metadata"]["name"]
     base_by = {kustomize.key(o): o for o in base}
     over_by = {kustomize.key(o): o for o in over}
