@@ -93,14 +93,15 @@ async def fill_cluster(kube: Kube, step: Step) -> tuple[fill.Layout, dict]:
     await fill.nodes(kube, step.nodes, step.width)
     took["nodes_s"] = time.monotonic() - started
     hypernodes = await fill.hypernodes(kube, step.hypernodes, step.nodes, step.width)
-    lay = await fill.layout(kube, step.nodes, step.ranks, step.gang, step.burst, step.per_owner)
+    paths = fill.topologies(step.nodes, hypernodes)
+    lay = await fill.layout(kube, step.nodes, step.ranks, step.gang, step.burst, step.per_owner, paths)
     mark = time.monotonic()
     took["objects"] = await fill.memories(kube, lay, step.width)
     took["memories_s"] = time.monotonic() - mark
     mark = time.monotonic()
     took["live_pods"] = await fill.live_pods(kube, lay, step.live, step.width)
     took["live_pods_s"] = time.monotonic() - mark
-    took["hypernodes"] = hypernodes
+    took["hypernodes"] = len(hypernodes)
     return lay, {k: round(v, 2) for k, v in took.items()}
 
 
@@ -181,6 +182,7 @@ async def burst_phase(kube: Kube, op: OperatorProcess, lay: fill.Layout, step: S
     moved = {fill.rank_key(r): fill.node_name((gang.first_node + r + shift) % lay.nodes) for r in range(gang.ranks)}
     api_before, op_before = await m.apiserver_metrics(kube), op.metrics()
     load_before = os.getloadavg()[0]  # the machine is shared: how busy it was says how to read the rest
+    cpu_before = m.cpu_seconds(op.proc.pid)
     counter = WriteCounter(kube)
     await counter.start()
     started = time.monotonic()
@@ -196,7 +198,7 @@ async def burst_phase(kube: Kube, op: OperatorProcess, lay: fill.Layout, step: S
 
     (_, (with_rate, with_lat), (without_rate, without_lat)) = await asyncio.gather(
         gang_restart(), timed_creates(with_jobs, 8), timed_creates(without_jobs, 8))
-    phase_end, load_after = time.monotonic(), os.getloadavg()[0]
+    phase_end, load_after, cpu_after = time.monotonic(), os.getloadavg()[0], m.cpu_seconds(op.proc.pid)
     api_after, op_after = await m.apiserver_metrics(kube), op.metrics()
     last_bind = max(binds)
     recorded = await wait_recorded(kube, gang.ref, moved, timeout=300)
@@ -210,6 +212,8 @@ async def burst_phase(kube: Kube, op: OperatorProcess, lay: fill.Layout, step: S
     return {
         "phase_s": phase_end - started,
         "load_avg_1m": [load_before, load_after],
+        "operator_cpu_s": cpu_after - cpu_before,  # for every admission and watch event of the phase
+        "operator_cpu_ms_per_pod": 1000 * (cpu_after - cpu_before) / (gang.ranks + burst.ranks),
         "gang_recorded_s": recorded - last_bind,
         "create_with_per_s": with_rate,
         "create_without_per_s": without_rate,

@@ -8,8 +8,10 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 
+from homing.config import Settings
 from homing.engine.memory.entries import FaultMark, OwnerMemory, RankEntry, Stats
 from homing.engine.model import OwnerRef
+from homing.engine.topology.sources import TopologySources
 from homing.operator.kube import MERGE_PATCH, Kube, KubeError
 from homing.placementmemory import GROUP, PLURAL, VERSION, encode, resource_body, shard_name, snapshot
 from homing_e2e.fake_kubelet import FAKE_NODE_LABEL
@@ -32,6 +34,7 @@ class Layout:
     bursts, and the bulk owners (whose first ranks are the live pods)."""
 
     nodes: int
+    paths: list[tuple[tuple[str, str], ...]] = field(default_factory=list)  # node index -> its topology path
     gang: Owner | None = None
     burst: Owner | None = None
     bulk: list[Owner] = field(default_factory=list)
@@ -83,17 +86,28 @@ async def namespaces(kube: Kube) -> None:
                 await asyncio.sleep(0.2)
 
 
+def node_body(i: int) -> dict:
+    (_, rack), (_, superpod) = node_topology(i)
+    labels = {"kubernetes.io/hostname": node_name(i), FAKE_NODE_LABEL: "true",
+              "homing.io/rack-id": rack, "homing.io/superpod-id": superpod}
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node_name(i), "labels": labels},
+            "status": node_status(True)}
+
+
 async def nodes(kube: Kube, count: int, width: int) -> None:
     """Ready 8-NPU nodes, status set on create (nodes take it)."""
+    await pooled((lambda i=i: create(kube, "/api/v1/nodes", node_body(i)) for i in range(count)), width)
 
-    def body(i: int) -> dict:
-        (_, rack), (_, superpod) = node_topology(i)
-        labels = {"kubernetes.io/hostname": node_name(i), FAKE_NODE_LABEL: "true",
-                  "homing.io/rack-id": rack, "homing.io/superpod-id": superpod}
-        return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node_name(i), "labels": labels},
-                "status": node_status(True)}
 
-    await pooled((lambda i=i: create(kube, "/api/v1/nodes", body(i)) for i in range(count)), width)
+def topologies(count: int, hypernode_bodies: list[dict]) -> list[tuple[tuple[str, str], ...]]:
+    """Each node's path as the operator computes it from these nodes and HyperNodes, so the
+    memory written here is what an earlier run of the operator would have left."""
+    sources = TopologySources(Settings())
+    for i in range(count):
+        sources.node_changed(node_body(i))
+    for body in hypernode_bodies:
+        sources.hypernode_changed(body)
+    return [sources.snapshot.topology(node_name(i)) for i in range(count)]
 
 
 def hypernode_tiers(count: int, nodes: int) -> list[dict]:
@@ -126,11 +140,11 @@ def _hypernode(name: str, tier: int, members: list[dict]) -> dict:
             "spec": {"tier": tier, "members": members}}
 
 
-async def hypernodes(kube: Kube, count: int, nodes: int, width: int) -> int:
+async def hypernodes(kube: Kube, count: int, nodes: int, width: int) -> list[dict]:
     bodies = hypernode_tiers(count, nodes) if count else []
     path = "/apis/topology.volcano.sh/v1alpha1/hypernodes"
     await pooled((lambda b=b: create(kube, path, b) for b in bodies), width)
-    return len(bodies)
+    return bodies
 
 
 async def stand_in(kube: Kube, ns: str, name: str) -> OwnerRef:
@@ -142,9 +156,10 @@ async def stand_in(kube: Kube, ns: str, name: str) -> OwnerRef:
     return OwnerRef(api_version="v1", kind="ConfigMap", name=name, namespace=ns, uid=cm["metadata"]["uid"])
 
 
-async def layout(kube: Kube, nodes: int, ranks: int, gang: int, burst: int, per_owner: int) -> Layout:
+async def layout(kube: Kube, nodes: int, ranks: int, gang: int, burst: int, per_owner: int,
+                 paths: list[tuple[tuple[str, str], ...]]) -> Layout:
     """Owners whose ranks add up to `ranks`: the gang, the burst, then bulk owners."""
-    out = Layout(nodes=nodes)
+    out = Layout(nodes=nodes, paths=paths)
     out.gang = Owner(await stand_in(kube, "gang", "gang"), gang, 0)
     out.burst = Owner(await stand_in(kube, "burst", "burst"), burst, gang)
     left, start, i = ranks - gang - burst, gang + burst, 0
@@ -166,7 +181,7 @@ def memory_of(owner: Owner, lay: Layout, now: float) -> OwnerMemory:
     for r in range(owner.ranks):
         n = (owner.first_node + r) % lay.nodes
         faults = [FaultMark(node=lay.node(n + 1), at=now - 60)] if r % 100 == 0 else None
-        entries[rank_key(r)] = RankEntry(node=node_name(n), bound_at=now - 3600, topology=node_topology(n), warm=True, faults=faults)
+        entries[rank_key(r)] = RankEntry(node=node_name(n), bound_at=now - 3600, topology=lay.paths[n], warm=True, faults=faults)
     return OwnerMemory(owner=owner.ref, last_seen=now, ranks=entries, stats=Stats())
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import urllib.request
 from collections import defaultdict
 from collections.abc import Callable
@@ -113,6 +114,13 @@ def rss_mb(pid: int) -> tuple[float, float]:
             key, _, value = line.partition(":")
             fields[key] = value.strip()
     return _kib(fields.get("VmRSS")) / 1024, _kib(fields.get("VmHWM")) / 1024
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU the process has used: its cost, whatever else shares the machine."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _kib(value: str | None) -> float:
