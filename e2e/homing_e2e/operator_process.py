@@ -3,6 +3,7 @@ environment variables, with its webhook registered by URL on this host."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -20,6 +21,12 @@ FAST_LEASES = {
     "HOMING_REPLICAS__RETRY_SECONDS": "0.5",
     "HOMING_REPLICAS__HANDOVER_GRACE_SECONDS": "1",
 }
+
+
+def _object_name(text: str) -> str:
+    """A valid object name (RFC 1123, at most 63 characters) from a directory name, which
+    tempfile.mkdtemp may give a '_'."""
+    return re.sub(r"[^a-z0-9-]", "-", text.lower())[:63].strip("-")
 
 
 class OperatorProcess:
@@ -50,7 +57,7 @@ class OperatorProcess:
                 # namespace every cluster has; short timings, so a killed and restarted operator
                 # leads again within seconds. OperatorReplicas sets the real ones.
                 "HOMING_REPLICAS__NAMESPACE": "default",
-                "HOMING_REPLICAS__LEASE_NAME": f"homing-leader-{self.workdir.name}".lower()[:63],
+                "HOMING_REPLICAS__LEASE_NAME": _object_name(f"homing-leader-{self.workdir.name}"),
                 "HOMING_REPLICAS__IDENTITY": self.workdir.name,  # as a pod's name: the same after a restart
                 **FAST_LEASES,
             }

@@ -178,9 +178,7 @@ async def test_helm_install_gives_a_working_operator(kube: Kube, kubeconfig: Pat
     a namespace opted in by the chart's scope label is patched back to its rank's home."""
     release = json.loads(ok(helm("status", "homing-e2e", "--namespace", "default", "-o", "json", kubeconfig=kubeconfig)))
     assert release["info"]["status"] == "deployed"
-    # Named from [a-z0-9-] only: the harness names the operator's Lease after it.
-    workdir = Path(tempfile.gettempdir()) / f"homing-helm-op-{o.short_id()}"
-    workdir.mkdir()
+    workdir = Path(tempfile.mkdtemp(prefix="homing-helm-op-"))
     proc = await deployment_process(kube, kubeconfig, CHART_NAMESPACE, "homing", workdir)
     proc.start()
     try:
