@@ -45,7 +45,7 @@ async def remembered_on(kube: Kube, ns: str, node: str) -> dict:
     await o.pod(kube, ns, "job-0", owner=owner, annotations={"volcano.sh/task-index": "0"})
     await o.bind(kube, ns, "job-0", node)
     await o.running(kube, ns, "job-0")
-    await o.eventually(lambda: o.placement_memories(kube, ns), what=f"PlacementMemory in {ns}")
+    await o.eventually(lambda: o.placement_memories(kube, ns), timeout=60, what=f"PlacementMemory in {ns}")
     await o.delete_pod(kube, ns, "job-0")
     return owner
 
@@ -79,7 +79,7 @@ async def test_two_shards_keep_to_their_own_namespaces(kubeconfig: Path, kube: K
         async def a_holds_nothing() -> bool:
             return a.metric("homing_memory_owners") == 0  # a forgot its own; b's it never held
 
-        await o.eventually(a_holds_nothing, what="a holding no owner")
+        await o.eventually(a_holds_nothing, timeout=60, what="a holding no owner")
         (kept,) = await o.placement_memories(kube, ns_b)
         assert kept["status"]["summary"]["ranks"] == 1
         assert b.metric("homing_memory_owners") >= 1
