@@ -21,6 +21,7 @@ binaries:
 	bash e2e/build-binaries.sh
 	bash e2e/build-volcano.sh
 	bash e2e/build-helm.sh
+	bash e2e/build-frameworks.sh
 
 test: venv binaries
 	$(PY) -m pytest -q -p no:cacheprovider

@@ -96,3 +96,19 @@ def client_cert(pki_dir: Path, user: str, groups: tuple[str, ...] = ()) -> tuple
     paths[0].write_bytes(cert)
     paths[1].write_bytes(key)
     return paths
+
+
+def serving_pair(directory: Path, name: str, sans: tuple[str, ...] = ("127.0.0.1", "localhost")) -> bytes:
+    """A CA of its own and a serving certificate signed by it, as tls.crt and tls.key in
+    `directory` (the file names controller-runtime's webhook server reads); returns the
+    CA (PEM) for a webhook configuration's caBundle."""
+    directory.mkdir(parents=True, exist_ok=True)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"{name}-ca")])
+    ca = _cert(ca_name, ca_name, ca_key.public_key(), ca_key, ca=True)
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    cert = _cert(subject, ca_name, key.public_key(), ca_key, sans=sans, usage=[ExtendedKeyUsageOID.SERVER_AUTH])
+    (directory / "tls.crt").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    (directory / "tls.key").write_bytes(_pem_key(key))
+    return ca.public_bytes(serialization.Encoding.PEM)

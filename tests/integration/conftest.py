@@ -4,6 +4,7 @@ HOMING_E2E_KUBECONFIG points the same tests at another cluster (kind, say); the
 operator then runs on this host and HOMING_E2E_WEBHOOK_HOST must be reachable from it."""
 from __future__ import annotations
 
+import asyncio
 import os
 import tempfile
 from pathlib import Path
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from homing.operator.kube import Kube
-from homing_e2e import objects, volcano
+from homing_e2e import frameworks, objects, volcano
 from homing_e2e.cluster import LocalControlPlane, build_binaries
 from homing_e2e.fake_kubelet import FakeKubelet
 from homing_e2e.operator_process import OperatorProcess
@@ -42,6 +43,8 @@ async def kube(kubeconfig: Path) -> Kube:
     await objects.install_crd(client)
     for name in volcano.TOPOLOGY_CRDS:  # PodGroups and HyperNodes, for topology-aware jobs
         await objects.install_crd(client, volcano.crd(name))
+    # LeaderWorkerSet and JobSet: watched from the operator's start (large CRDs: side by side)
+    await asyncio.gather(*(framework().install_crds(client) for framework in frameworks.FRAMEWORKS))
     kubelet = FakeKubelet(client)
     kubelet.start()
     yield client
