@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: all venv binaries test test-engine test-integration bench bench-tidal bench-scale dashboard-snapshot demo crds manifests clean
+.PHONY: all venv binaries test test-engine test-integration bench bench-tidal bench-scale bench-takeover lock dashboard-snapshot demo crds manifests clean
 
 all: test
 
@@ -47,6 +47,16 @@ bench-scale: venv binaries
 dashboard-snapshot: venv binaries
 	$(PY) -m pip install --quiet -e '.[test,dashboard]'
 	$(PY) bench/dashboard_snapshot.py
+
+# Issue 10: the writer's takeover when the leading replica is killed (bench/results/takeover.json).
+bench-takeover: venv binaries
+	$(PY) bench/takeover.py
+
+# The image's Python dependencies, pinned with every file's hash (Dockerfile: --require-hashes).
+lock: venv
+	$(PY) -m pip install -q '.[lock]'
+	$(PY) -m piptools compile --quiet --generate-hashes --strip-extras --allow-unsafe --all-build-deps \
+		--no-emit-index-url --no-emit-find-links --output-file requirements.lock pyproject.toml
 
 demo: venv binaries
 	$(PY) e2e/demo.py

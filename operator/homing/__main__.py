@@ -35,8 +35,10 @@ async def operate(health_port: int) -> None:
 
     health = await selfhealth.serve_health("0.0.0.0", health_port)
     lag = asyncio.create_task(selfhealth.LoopLagMonitor().run(), name="homing:loop-lag")
+    from homing.operator import drain
+
     try:
-        await kopf.operator(clusterwide=True, standalone=True)
+        await kopf.operator(clusterwide=True, standalone=True, stop_flag=drain.current.stop_flag)
     finally:
         lag.cancel()
         await health.cleanup()

@@ -97,6 +97,7 @@ class SelfHealth(BaseModel):
     """SPEC 10: when liveness fails."""
 
     watch_stale_seconds: float = 300  # a watch silent this long is dead (bookmarks come about every minute)
+    drain_seconds: float = Field(3.0, ge=0)  # after SIGTERM: keep answering, closing each connection (drain.py)
 
 
 class Webhook(BaseModel):

@@ -13,8 +13,7 @@ import jsonpatch
 import kopf
 
 from homing.config import Settings
-from homing.operator import certstore, logs, metrics, selfhealth, startup, upkeep, webhookconfig
-from homing.operator.admission_server import AdmissionServer
+from homing.operator import certstore, drain, logs, metrics, selfhealth, startup, upkeep, webhookconfig
 from homing.operator.deviceinfo import DeviceInfoCopier
 from homing.operator.events import EventPoster
 from homing.operator.kube import Kube
@@ -42,7 +41,7 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: object) -
     kube = await Kube.connect()
     certs = certstore.Certificates(kube, config, _webhook_hosts(config))
     cert, key = await certs.start()
-    settings.admission.server = server = AdmissionServer(
+    settings.admission.server = server = drain.DrainingServer(
         addr=config.webhook.listen, port=config.webhook.port, certfile=str(cert), pkeyfile=str(key), context=certs.context
     )
     sup = selfhealth.current = selfhealth.Supervisor(watch_stale_seconds=config.health.watch_stale_seconds)
@@ -63,7 +62,7 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: object) -
     startup.configmap_watches(rt, kube, sup, copier)
     upkeep.refresh_gauges(rt.index)
     sup.spawn("certificates", lambda: certs.forever(lambda: replicas.leading, lambda ca: _bundle_changed(kube, config, ca)))
-    sup.spawn("ready", lambda: _ready_when_serving(config.webhook.port, certs.bundle), restart=False)
+    sup.spawn("ready", lambda: _ready_when_serving(config.webhook.port, certs.bundle, config.health.drain_seconds), restart=False)
 
 
 async def _bundle_changed(kube: Kube, config: Settings, ca: bytes) -> None:
@@ -80,7 +79,7 @@ async def _take_over(rt: Runtime, store: Store, kube: Kube, config: Settings, ca
     log.info("took over as leader", owners_dirty=len(rt.index.dirty))
 
 
-async def _ready_when_serving(port: int, ca: bytes) -> None:
+async def _ready_when_serving(port: int, ca: bytes, drain_seconds: float) -> None:
     """Ready once the webhook answers TLS with our certificate: kopf starts its server
     after the start-up handlers, and a pod created before that is admitted unchanged."""
     context = ssl.create_default_context(cadata=ca.decode())
@@ -93,6 +92,7 @@ async def _ready_when_serving(port: int, ca: bytes) -> None:
         except OSError:
             await asyncio.sleep(0.1)
     metrics.READY.set(1)
+    drain.current.on_sigterm(drain_seconds)  # kopf's own SIGTERM handler is in place by now: replace it
     log.info("homing ready", webhook_port=port)
     await asyncio.Event().wait()  # a supervised loop: ending would read as dead
 
