@@ -93,16 +93,17 @@ def outcome(node: str | None, home: str | None, events: list[dict[str, Any]]) ->
         return Outcome("pending", None, "not bound yet")
     latest = events[-1] if events else None
     if latest and latest["reason"] == "ReturnedHome":
-        return Outcome("home", None, f"bound to {node}: {reasons.OUTCOME['home']}")
+        return Outcome("home", None, f"bound to {node}, its home")
     if latest and latest["reason"] == "PlacedAwayFromHome":
         found = _AWAY.search(latest["message"])
         result, why = found.groups() if found else ("elsewhere", "unknown")
-        text = reasons.OUTCOME[result] if result == "domain" else f"{reasons.OUTCOME[result]}: {reasons.AWAY.get(why, why)}"
-        return Outcome(result, why if result == "elsewhere" else None, f"bound to {node}, home {home}: {text}")
+        if result == "domain":
+            return Outcome(result, None, f"bound to {node}, in the home domain of {home}")
+        return Outcome(result, why, f"bound to {node}, not its home {home}: {reasons.AWAY.get(why, why)}")
     if latest and latest["reason"] == "PlacedOnWarmNode":
         return Outcome("image-warm", None, f"bound to {node}, a node that holds its images")
     if home and node == home:
-        return Outcome("home", None, f"bound to {node}: {reasons.OUTCOME['home']}")
+        return Outcome("home", None, f"bound to {node}, its home")
     if home:
         return Outcome("away", None, f"bound to {node}, not its home {home} (no outcome Event left to say why)")
     return Outcome("bound", None, f"bound to {node}; homing had no home for it")

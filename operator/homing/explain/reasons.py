@@ -20,12 +20,6 @@ PREFERENCES = {
     "vacant-homes": "keep clear of other workloads' vacant homes",
 }
 
-OUTCOME = {
-    "home": "bound to its home",
-    "domain": "bound in its home domain (same block domain, not the home node)",
-    "elsewhere": "bound away from its home",
-}
-
 AWAY = {
     "home-unhealthy": "home was unhealthy",
     "home-unavailable": "home was cordoned or drained",
