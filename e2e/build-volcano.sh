@@ -55,21 +55,9 @@ ensure_apis() {
   echo "$want"
 }
 
-# build NAME MODULE-DIR PACKAGE [EXTRA-STAMP]
-build() {
-  local name=$1 mod=$here/$2 pkg=$3 extra=${4:-}
-  local stamp="$bin/.$name.gomod.sha" want have
-  want=$({ cat "$mod/go.mod" "$mod/go.sum"; [[ -z $extra ]] || echo "$extra"; } | sha256sum | cut -d' ' -f1)
-  have=$(cat "$stamp" 2>/dev/null || true)
-  if [[ -x "$bin/$name" && "$have" == "$want" ]]; then
-    return
-  fi
-  echo "building $name (first run takes several minutes)" >&2
-  (cd "$mod" && go build -trimpath -ldflags='-s -w' -o "$bin/$name" "$pkg")
-  echo "$want" > "$stamp"
-}
+source "$here/gobuild.sh"
 
 apis=$(ensure_apis)
-build vc-scheduler volcano volcano.sh/volcano/cmd/scheduler "$apis"
-build vc-controller-manager volcano volcano.sh/volcano/cmd/controller-manager "$apis"
-build kwok kwok sigs.k8s.io/kwok/cmd/kwok
+gobuild vc-scheduler volcano volcano.sh/volcano/cmd/scheduler "$apis"
+gobuild vc-controller-manager volcano volcano.sh/volcano/cmd/controller-manager "$apis"
+gobuild kwok kwok sigs.k8s.io/kwok/cmd/kwok

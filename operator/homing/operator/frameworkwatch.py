@@ -26,8 +26,11 @@ def _ref(obj: dict, api_version: str, kind: str) -> OwnerRef | None:
     )
 
 
-class LeaderWorkerSets:
-    """Watch handler: LeaderWorkerSets by name, for their pods' name label."""
+class _Watch:
+    """Watch handler for one kind: learns and forgets its objects, says when it has listed."""
+
+    kind = ""
+    api_version = ""  # when an object lacks its own
 
     def __init__(self, index: FrameworkIndex) -> None:
         self.index = index
@@ -36,35 +39,43 @@ class LeaderWorkerSets:
     def __call__(self, event: str | None, obj: dict) -> None:
         meta = obj.get("metadata") or {}
         if event == "DELETED":
-            self.index.forget_leaderworkerset(meta.get("namespace") or "", meta.get("name") or "", meta.get("uid"))
+            self.forget(meta)
             return
-        ref = _ref(obj, "leaderworkerset.x-k8s.io/v1", LWS_KIND)
+        ref = _ref(obj, self.api_version, self.kind)
         if ref is not None:
-            self.index.learn_leaderworkerset(ref)
+            self.learn(ref, meta)
 
     def on_listed(self) -> None:
-        if LWS_KIND not in self.index.live:
-            log.info("LeaderWorkerSet pods are kept under their LeaderWorkerSet from now on")
-        self.index.live.add(LWS_KIND)
+        if self.kind not in self.index.live:
+            log.info("pods of this kind are kept under it from now on", kind=self.kind)
+        self.index.live.add(self.kind)
+
+    def learn(self, ref: OwnerRef, meta: dict) -> None:
+        raise NotImplementedError
+
+    def forget(self, meta: dict) -> None:
+        raise NotImplementedError
 
 
-class JobSets:
-    """Watch handler: JobSets by UID and the TrainJob that owns each, if one does."""
+class LeaderWorkerSets(_Watch):
+    """LeaderWorkerSets by name, for their pods' name label."""
 
-    def __init__(self, index: FrameworkIndex) -> None:
-        self.index = index
+    kind, api_version = LWS_KIND, "leaderworkerset.x-k8s.io/v1"
 
-    @never_raises
-    def __call__(self, event: str | None, obj: dict) -> None:
-        meta = obj.get("metadata") or {}
-        if event == "DELETED":
-            self.index.forget_jobset(meta.get("uid"))
-            return
-        ref = _ref(obj, "jobset.x-k8s.io/v1alpha2", JOBSET_KIND)
-        if ref is not None:
-            self.index.learn_jobset(ref, controller_ref(meta, ref.namespace))
+    def learn(self, ref: OwnerRef, meta: dict) -> None:
+        self.index.learn_leaderworkerset(ref)
 
-    def on_listed(self) -> None:
-        if JOBSET_KIND not in self.index.live:
-            log.info("JobSet pods are kept under their JobSet (or its TrainJob) from now on")
-        self.index.live.add(JOBSET_KIND)
+    def forget(self, meta: dict) -> None:
+        self.index.forget_leaderworkerset(meta.get("namespace") or "", meta.get("name") or "", meta.get("uid"))
+
+
+class JobSets(_Watch):
+    """JobSets by UID, and the TrainJob that owns each, if one does."""
+
+    kind, api_version = JOBSET_KIND, "jobset.x-k8s.io/v1alpha2"
+
+    def learn(self, ref: OwnerRef, meta: dict) -> None:
+        self.index.learn_jobset(ref, controller_ref(meta, ref.namespace))
+
+    def forget(self, meta: dict) -> None:
+        self.index.forget_jobset(meta.get("uid"))
