@@ -92,6 +92,29 @@ def test_choose(disrupted, burst, victim):
     assert choose(CANDIDATES, PRIORITIES, disrupted, burst) == victim
 
 
+@pytest.mark.parametrize(
+    "mine, disrupted, victim",
+    [
+        pytest.param(frozenset({"n2", "n3"}), set(), "ns/big", id="the-one-on-my-homes"),
+        pytest.param(frozenset({"n1", "n5", "n4"}), set(), "ns/mid", id="the-one-on-most-of-my-homes"),
+        pytest.param(frozenset({"n2"}), {"ns/small"}, "ns/small", id="already-disrupted-still-first"),
+        pytest.param(frozenset({"n9"}), set(), "ns/small", id="none-on-my-homes-smallest"),
+    ],
+)
+def test_choose_prefers_the_workload_on_the_pods_own_homes(mine, disrupted, victim):
+    """Next morning's inference replicas are promised yesterday's nodes, which a training
+    gang holds now: displacing that gang keeps both images where they are."""
+    assert choose(CANDIDATES, PRIORITIES, disrupted, Burst(NOW, count=1), mine) == victim
+
+
+def test_a_pool_home_held_by_training_names_that_training_as_victim():
+    index, snap = full_cluster()
+    deploy = owner(kind="Deployment", name="infer", uid="yesterday")
+    index.record_bind(deploy, None, "n4", (), NOW - 3600)  # yesterday's replica ran where train-c runs now
+    d = admit(index, snap, replica(deploy, 0))
+    assert d.victim == "ns/train-c"
+
+
 def test_lowest_priority_breaks_a_tie_of_size():
     assert choose({"ns/a": ["n0"], "ns/b": ["n1"]}, {"ns/a": 100, "ns/b": 10}, set(), Burst(NOW, count=1)) == "ns/b"
 

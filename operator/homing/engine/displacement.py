@@ -97,9 +97,12 @@ def choose(
     priorities: Mapping[str, int],
     disrupted: set[str],
     burst: Burst,
+    mine: frozenset[str] = frozenset(),
 ) -> str | None:
     """The burst's victim: the one it already chose while its nodes last; else one already
-    disrupted, else the smallest that covers the burst, else the lowest priority."""
+    disrupted, else the one on most of the pod's own homes (`mine`: warm for it, and the
+    tide displaces the same workload each day, whose image stays on its nodes), else the
+    smallest that covers the burst, else the lowest priority."""
     if burst.victim in candidates and burst.sent < len(candidates[burst.victim]):
         return burst.victim
     if burst.victim is not None:
@@ -111,6 +114,7 @@ def choose(
     def rank(v: str) -> tuple:
         size = len(left[v])
         covers = size >= burst.count
-        return (v not in disrupted, not covers, size if covers else -size, priorities.get(v, 0), v)
+        return (v not in disrupted, -len(mine.intersection(left[v])), not covers, size if covers else -size,
+                priorities.get(v, 0), v)
 
     return min(left, key=rank)
