@@ -34,14 +34,8 @@ async def one_failover(kube: Kube, kubeconfig: Path, run: int, pods: int, homes_
     name = f"take{run}-{objects.short_id()}"
     replicas, ns = await failover.replica_set(kube, kubeconfig, name)
     try:
-        replicas.add()
-        replicas.add()
-        homes = await failover.nodes(kube, f"{name}-home", homes_count)
-        spare = await failover.nodes(kube, f"{name}-spare", 10)
-        owner = await objects.owner_stand_in(kube, ns, "web")
-        result = failover.BurstResult()
-        await failover.remember(kube, ns, owner, homes, result)
-        await failover.burst_with_leader_killed(kube, replicas, ns, owner, homes, spare, pods=pods, result=result)
+        w = await failover.remembered_workload(kube, replicas, ns, name, homes=homes_count, spare=10)
+        result = await failover.burst_with_leader_killed(kube, replicas, ns, w.owner, w.homes, w.spare, pods=pods, result=w.result)
         return result.summary()
     finally:
         replicas.stop()
@@ -51,14 +45,8 @@ async def one_rolling(kube: Kube, kubeconfig: Path) -> dict:
     name = f"roll-{objects.short_id()}"
     replicas, ns = await failover.replica_set(kube, kubeconfig, name)
     try:
-        replicas.add()
-        replicas.add()
-        homes = await failover.nodes(kube, f"{name}-home", 60)
-        spare = await failover.nodes(kube, f"{name}-spare", 5)
-        owner = await objects.owner_stand_in(kube, ns, "web")
-        result = failover.BurstResult()
-        await failover.remember(kube, ns, owner, homes, result)
-        await failover.rolling_upgrade(kube, replicas, ns, owner, homes, spare, result=result)
+        w = await failover.remembered_workload(kube, replicas, ns, name, homes=60, spare=5)
+        result = await failover.rolling_upgrade(kube, replicas, ns, w.owner, w.homes, w.spare, result=w.result)
         return result.summary()
     finally:
         replicas.stop()

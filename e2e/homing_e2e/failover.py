@@ -116,6 +116,26 @@ async def remember(kube: Kube, ns: str, owner: dict, homes: list[str], result: B
     await o.eventually(gone, timeout=60, what="the first pods gone")
 
 
+@dataclass
+class Workload:
+    owner: dict
+    homes: list[str]
+    spare: list[str]
+    result: BurstResult
+
+
+async def remembered_workload(kube: Kube, replicas: OperatorReplicas, ns: str, name: str, homes: int, spare: int) -> Workload:
+    """Two replicas up, `homes` nodes remembered as the workload's pool, `spare` more nodes."""
+    replicas.add()
+    replicas.add()
+    home_nodes = await nodes(kube, f"{name}-home", homes)
+    spare_nodes = await nodes(kube, f"{name}-spare", spare)
+    owner = await o.owner_stand_in(kube, ns, "web")
+    result = BurstResult()
+    await remember(kube, ns, owner, home_nodes, result)
+    return Workload(owner, home_nodes, spare_nodes, result)
+
+
 class Binder:
     """Binds each pending burst pod: to its home when it has one, else to a spare node."""
 

@@ -19,14 +19,8 @@ async def test_leader_killed_during_a_burst_loses_nothing(kube: Kube, kubeconfig
     name = f"ha-{o.short_id()}"
     replicas, ns = await failover.replica_set(kube, kubeconfig, name)
     try:
-        replicas.add()
-        replicas.add()
-        homes = await failover.nodes(kube, f"{name}-home", 200)
-        spare = await failover.nodes(kube, f"{name}-spare", 10)
-        owner = await o.owner_stand_in(kube, ns, "web")
-        result = failover.BurstResult()
-        await failover.remember(kube, ns, owner, homes, result)
-        await failover.burst_with_leader_killed(kube, replicas, ns, owner, homes, spare, result=result)
+        w = await failover.remembered_workload(kube, replicas, ns, name, homes=200, spare=10)
+        result = await failover.burst_with_leader_killed(kube, replicas, ns, w.owner, w.homes, w.spare, result=w.result)
         print("failover:", result.summary())
         assert result.failed_creations == 0
         assert result.decided >= 0.98 * result.pods
@@ -48,14 +42,8 @@ async def test_rolling_upgrade_loses_no_memory_and_serves_every_admission(kube: 
     name = f"roll-{o.short_id()}"
     replicas, ns = await failover.replica_set(kube, kubeconfig, name)
     try:
-        replicas.add()
-        replicas.add()
-        homes = await failover.nodes(kube, f"{name}-home", 60)
-        spare = await failover.nodes(kube, f"{name}-spare", 5)
-        owner = await o.owner_stand_in(kube, ns, "web")
-        result = failover.BurstResult()
-        await failover.remember(kube, ns, owner, homes, result)
-        await failover.rolling_upgrade(kube, replicas, ns, owner, homes, spare, result=result)
+        w = await failover.remembered_workload(kube, replicas, ns, name, homes=60, spare=5)
+        result = await failover.rolling_upgrade(kube, replicas, ns, w.owner, w.homes, w.spare, result=w.result)
         print("rolling upgrade:", result.summary())
         assert result.pods > 50 and result.failed_creations == 0
         assert result.decided == result.pods  # none unserved
