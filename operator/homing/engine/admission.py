@@ -3,6 +3,7 @@ index and snapshot it is given and returns a Decision; the webhook applies it.""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from collections.abc import Callable, Mapping
 from typing import Any
 from itertools import islice
@@ -15,7 +16,9 @@ from homing.engine.beyond_home import (
 )
 from homing.engine.displacement import pod_load
 from homing.engine.identity import WorkloadIndex, resolve_owner, resolve_rank
+from homing.engine.identity.pool_group import pool_group
 from homing.engine.images import pod_images
+from homing.engine.memory.entries import OwnerMemory
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import ClusterSnapshot, Term
 from homing.engine.patch import affinity_patch
@@ -154,6 +157,7 @@ def decide(
     rankless = rank_result.rank is None
     beyond = beyond_home(pod, index, snapshot, settings, owner.key, rankless, now)
     if rankless:
+        memory = group_pool(memory, pool_group(pod))
         taken = index.occupied_nodes(owner.key) | index.promised_nodes(owner.key, now)
         w = settings.weights
         placement = pool_strategy(
@@ -196,6 +200,13 @@ def decide(
         victim=beyond.victim if "displace" in {t.role for t in placement.terms} else None,
         burst=beyond.burst,
     )
+
+
+def group_pool(memory: OwnerMemory | None, group: str | None) -> OwnerMemory | None:
+    """The owner's memory seen by a pod of one pool group: only that group's homes (SPEC 1.2)."""
+    if memory is None or group is None:
+        return memory
+    return replace(memory, pool={node: e for node, e in memory.pool.items() if e.group == group})
 
 
 def preferences_used(terms: list[Term], beyond: BeyondHome) -> list[str]:

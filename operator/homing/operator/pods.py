@@ -13,6 +13,7 @@ from homing.engine import lifecycle
 from homing.engine.admission import topology_of
 from homing.engine.displacement import pod_load
 from homing.engine.identity import resolve_owner
+from homing.engine.identity.pool_group import pool_group
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.podview import PodView, pod_view
 from homing.engine.scope import accelerator_resources
@@ -55,7 +56,8 @@ class PodObserver:
         rank = view.rank.rank.key if view.rank.rank else None
         log = structlog.get_logger("homing.memory").bind(owner=view.owner.display, rank=rank, pod=view.name, node=view.node)
         self._warn_bad_rank(pod, view, log)
-        group = self._group(pod, view) if rank and view.node else None
+        # A rank's Volcano sub-group (HyperNode jobs), or a rankless pod's pool group (SPEC 1.2).
+        group = (self._group(pod, view) if rank else pool_group(pod)) if view.node else None
         for effect in lifecycle.observe(self.index, event, view, self.cluster.snapshot, now, self.policy, group):
             self._report(effect, pod, view, log)
 

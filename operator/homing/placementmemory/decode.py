@@ -97,8 +97,8 @@ def _rank(line: str, epoch: int, nodes: list[str], paths: list[Topology], groups
     return check_rank_key(unescape(head)), entry
 
 
-def _pool(line: str, epoch: int, nodes: list[str]) -> tuple[str, PoolEntry]:
-    node, last_used, warm = None, None, False
+def _pool(line: str, epoch: int, nodes: list[str], groups: list[str]) -> tuple[str, PoolEntry]:
+    node, last_used, warm, group = None, None, False, None
     for field in line.split(" "):
         tag, value = field[:1], field[1:]
         if tag == "n":
@@ -107,9 +107,11 @@ def _pool(line: str, epoch: int, nodes: list[str]) -> tuple[str, PoolEntry]:
             last_used = float(epoch - _seconds(value))
         elif tag == "w":
             warm = True
+        elif tag == "g":
+            group = groups[_number(value)]
     if node is None or last_used is None:
         raise ValueError(f"pool row without node or last use: {line[:80]!r}")
-    return node, PoolEntry(last_used=last_used, warm=warm)
+    return node, PoolEntry(last_used=last_used, warm=warm, group=group)
 
 
 def _compact(status: PlacementMemoryStatus) -> tuple[dict[str, RankEntry], dict[str, PoolEntry]]:
@@ -118,7 +120,7 @@ def _compact(status: PlacementMemoryStatus) -> tuple[dict[str, RankEntry], dict[
     paths = [_path(line) for line in _lines(status.paths)]
     groups = [unescape(line) for line in _lines(status.groups)]
     ranks = dict(_rank(line, epoch, nodes, paths, groups) for line in _lines(status.rank_rows))
-    pool = dict(_pool(line, epoch, nodes) for line in _lines(status.pool_rows))
+    pool = dict(_pool(line, epoch, nodes, groups) for line in _lines(status.pool_rows))
     return ranks, pool
 
 

@@ -132,8 +132,12 @@ class _Shard:
 
     def add_pool(self, node: str, p: PoolEntry) -> bool:
         mark = self._mark()
-        line = f"n{self._node(node)} u{self.epoch - int(p.last_used)}"
-        return self._keep(self.pool_rows, f"{line} w" if p.warm else line, mark)
+        fields = [f"n{self._node(node)}", f"u{self.epoch - int(p.last_used)}"]
+        if p.warm:
+            fields.append("w")
+        if p.group is not None:
+            fields.append(f"g{self._group(p.group)}")
+        return self._keep(self.pool_rows, " ".join(fields), mark)
 
     def status(self) -> dict[str, Any]:
         return {

@@ -20,7 +20,10 @@ def record_bind(
     if rank is None:
         entry = mem.pool.get(node)
         if entry is None:
-            mem.pool[node] = PoolEntry(last_used=now)
+            mem.pool[node] = PoolEntry(last_used=now, group=group)
+            return True
+        if entry.group != group:  # the node now serves another group of the owner
+            entry.group, entry.warm, entry.last_used = group, False, max(entry.last_used, now)
             return True
         if not refresh or entry.last_used >= now:
             return False

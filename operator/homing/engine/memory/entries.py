@@ -30,6 +30,7 @@ class RankEntry:
 class PoolEntry:
     last_used: float
     warm: bool = False
+    group: str | None = None  # the owner's pool group it last served (SPEC 1.2: KubeRay worker group)
 
 
 @dataclass(slots=True)
