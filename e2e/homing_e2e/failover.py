@@ -58,6 +58,8 @@ class BurstResult:
     killed_after: int = 0  # pods created before the leader was killed
     takeover_seconds: float | None = None  # SIGKILL of the leader -> another replica leading, caught up
     bound_during_takeover: int = 0
+    standby_writes: float = -1  # PlacementMemory writes the standby made before the kill (must be none)
+    leader_writes: float = -1  # ... and the leader's, for comparison
     burst_seconds: float = 0.0
 
     def summary(self) -> dict:
@@ -214,6 +216,9 @@ async def burst_with_leader_killed(
     async def kill_leader() -> None:
         await asyncio.sleep(kill_after / rate)
         leader, _ = await asyncio.to_thread(replicas.wait_leader, 30)
+        standbys = [p for p in replicas.processes if p is not leader]
+        result.standby_writes = sum([await asyncio.to_thread(p.metric, "homing_store_writes_total") for p in standbys])
+        result.leader_writes = await asyncio.to_thread(leader.metric, "homing_store_writes_total")
         killed = await asyncio.to_thread(replicas.remove, leader, True)
         binder.takeover = (killed, 0.0)
         _, leading = await asyncio.to_thread(replicas.wait_leader, 120)

@@ -23,6 +23,7 @@ async def test_leader_killed_during_a_burst_loses_nothing(kube: Kube, kubeconfig
         result = await failover.burst_with_leader_killed(kube, replicas, ns, w.owner, w.homes, w.spare, result=w.result)
         print("failover:", result.summary())
         assert result.failed_creations == 0
+        assert result.standby_writes == 0 < result.leader_writes  # one writer: the standby watched, answered, wrote nothing
         assert result.decided >= 0.98 * result.pods
         assert result.duplicate_promises == []
         assert result.takeover_seconds is not None
