@@ -30,26 +30,16 @@ from homing_e2e.fake_kubelet import FakeKubelet  # noqa: E402
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-async def one_failover(kube: Kube, kubeconfig: Path, run: int, pods: int, homes_count: int) -> dict:
-    name = f"take{run}-{objects.short_id()}"
-    replicas, ns = await failover.replica_set(kube, kubeconfig, name)
-    try:
-        w = await failover.remembered_workload(kube, replicas, ns, name, homes=homes_count, spare=10)
+async def one_failover(kube: Kube, kubeconfig: Path, run: int, pods: int, homes: int) -> dict:
+    async with failover.remembered(kube, kubeconfig, f"take{run}-{objects.short_id()}", homes, 10) as (replicas, ns, w):
         result = await failover.burst_with_leader_killed(kube, replicas, ns, w.owner, w.homes, w.spare, pods=pods, result=w.result)
-        return result.summary()
-    finally:
-        replicas.stop()
+    return result.summary()
 
 
 async def one_rolling(kube: Kube, kubeconfig: Path) -> dict:
-    name = f"roll-{objects.short_id()}"
-    replicas, ns = await failover.replica_set(kube, kubeconfig, name)
-    try:
-        w = await failover.remembered_workload(kube, replicas, ns, name, homes=60, spare=5)
+    async with failover.remembered(kube, kubeconfig, f"roll-{objects.short_id()}", 60, 5) as (replicas, ns, w):
         result = await failover.rolling_upgrade(kube, replicas, ns, w.owner, w.homes, w.spare, result=w.result)
-        return result.summary()
-    finally:
-        replicas.stop()
+    return result.summary()
 
 
 async def measure(kubeconfig: Path, repeats: int, pods: int, homes: int) -> dict:

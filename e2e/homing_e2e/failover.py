@@ -7,9 +7,11 @@ either a remembered home or a node the memory must learn during the takeover."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import tempfile
 import time
 from collections import Counter
+from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -136,6 +138,16 @@ async def remembered_workload(kube: Kube, replicas: OperatorReplicas, ns: str, n
     result = BurstResult()
     await remember(kube, ns, owner, home_nodes, result)
     return Workload(owner, home_nodes, spare_nodes, result)
+
+
+@contextlib.asynccontextmanager
+async def remembered(kube: Kube, kubeconfig: Path, name: str, homes: int, spare: int) -> AsyncIterator[tuple[OperatorReplicas, str, Workload]]:
+    """Replicas and a remembered workload for one scenario; the replicas stop at the end."""
+    replicas, ns = await replica_set(kube, kubeconfig, name)
+    try:
+        yield replicas, ns, await remembered_workload(kube, replicas, ns, name, homes, spare)
+    finally:
+        replicas.stop()
 
 
 class Binder:

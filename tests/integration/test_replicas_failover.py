@@ -16,40 +16,28 @@ pytestmark = pytest.mark.cluster
 
 
 async def test_leader_killed_during_a_burst_loses_nothing(kube: Kube, kubeconfig: Path):
-    name = f"ha-{o.short_id()}"
-    replicas, ns = await failover.replica_set(kube, kubeconfig, name)
-    try:
-        w = await failover.remembered_workload(kube, replicas, ns, name, homes=200, spare=10)
+    async with failover.remembered(kube, kubeconfig, f"ha-{o.short_id()}", homes=200, spare=10) as (replicas, ns, w):
         result = await failover.burst_with_leader_killed(kube, replicas, ns, w.owner, w.homes, w.spare, result=w.result)
         print("failover:", result.summary())
-        assert result.failed_creations == 0
-        assert result.standby_writes == 0 < result.leader_writes  # one writer: the standby watched, answered, wrote nothing
-        assert result.decided >= 0.98 * result.pods
-        assert result.duplicate_promises == []
-        assert result.takeover_seconds is not None
-        assert result.bound_during_takeover > 0  # the scenario did bind pods while nobody wrote
-        assert len(result.bindings) == 200 + 300
-        assert result.missing_from_memory == []
-        assert result.promised > 100  # promises were made, on both sides of the kill
-    finally:
-        replicas.stop()
-        for p in replicas.processes:
-            print(f"operator log: {p.log_path}")
+    assert result.failed_creations == 0
+    assert result.standby_writes == 0 < result.leader_writes  # one writer: the standby watched, answered, wrote nothing
+    assert result.decided >= 0.98 * result.pods
+    assert result.duplicate_promises == []
+    assert result.takeover_seconds is not None
+    assert result.bound_during_takeover > 0  # the scenario did bind pods while nobody wrote
+    assert len(result.bindings) == 200 + 300
+    assert result.missing_from_memory == []
+    assert result.promised > 100  # promises were made, on both sides of the kill
 
 
 async def test_rolling_upgrade_loses_no_memory_and_serves_every_admission(kube: Kube, kubeconfig: Path):
     """Each of two replicas replaced in turn (new one ready, then the old one stopped) while
     pods are created: every pod carries a decision and every binding is remembered."""
-    name = f"roll-{o.short_id()}"
-    replicas, ns = await failover.replica_set(kube, kubeconfig, name)
-    try:
-        w = await failover.remembered_workload(kube, replicas, ns, name, homes=60, spare=5)
+    async with failover.remembered(kube, kubeconfig, f"roll-{o.short_id()}", homes=60, spare=5) as (replicas, ns, w):
         result = await failover.rolling_upgrade(kube, replicas, ns, w.owner, w.homes, w.spare, result=w.result)
         print("rolling upgrade:", result.summary())
-        assert result.pods > 50 and result.failed_creations == 0
-        assert result.decided == result.pods  # none unserved
-        assert result.duplicate_promises == []
-        assert result.missing_from_memory == []
-        assert result.takeover_seconds is not None  # the writer changed hands
-    finally:
-        replicas.stop()
+    assert result.pods > 50 and result.failed_creations == 0
+    assert result.decided == result.pods  # none unserved
+    assert result.duplicate_promises == []
+    assert result.missing_from_memory == []
+    assert result.takeover_seconds is not None  # the writer changed hands
