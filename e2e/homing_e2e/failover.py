@@ -11,7 +11,7 @@ import contextlib
 import tempfile
 import time
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -128,10 +128,14 @@ class Workload:
     result: BurstResult
 
 
-async def remembered_workload(kube: Kube, replicas: OperatorReplicas, ns: str, name: str, homes: int, spare: int) -> Workload:
-    """Two replicas up, `homes` nodes remembered as the workload's pool, `spare` more nodes."""
-    replicas.add()
-    replicas.add()
+async def remembered_workload(
+    kube: Kube, replicas: OperatorReplicas, ns: str, name: str, homes: int, spare: int, start: bool = True
+) -> Workload:
+    """Two replicas up (unless something else starts them), `homes` nodes remembered as the
+    workload's pool, `spare` more nodes."""
+    if start:
+        replicas.add()
+        replicas.add()
     home_nodes = await nodes(kube, f"{name}-home", homes)
     spare_nodes = await nodes(kube, f"{name}-spare", spare)
     owner = await o.owner_stand_in(kube, ns, "web")
@@ -245,17 +249,10 @@ async def burst_with_leader_killed(
     return result
 
 
-async def rolling_upgrade(
-    kube: Kube, replicas: OperatorReplicas, ns: str, owner: dict, homes: list[str], spare: list[str],
-    rate: float = 10.0, result: BurstResult | None = None,
-) -> BurstResult:
+async def replace_each_process(replicas: OperatorReplicas) -> float | None:
     """What a RollingUpdate (maxSurge 1, maxUnavailable 0) does to each old replica in turn:
     a new one starts and gets ready, then the old one leaves (endpoint removed, preStop
-    pause, SIGTERM), all while pods keep coming."""
-    result = result or BurstResult()
-    creator, done = Creator(kube, ns, owner, result), asyncio.Event()
-    binder = Binder(kube, ns, set(homes), spare, result)
-    creating = asyncio.create_task(creator.run(rate, until=done))
+    pause, SIGTERM). Returns the longest leader handover (SIGTERM -> a new leader)."""
     handovers = []
     for old in list(replicas.processes):
         await asyncio.to_thread(replicas.add)
@@ -264,11 +261,24 @@ async def rolling_upgrade(
         if was_leading:
             _, leading = await asyncio.to_thread(replicas.wait_leader, 60)
             handovers.append(round(leading - gone, 3))
+    return max(handovers) if handovers else None
+
+
+async def rolling_upgrade(
+    kube: Kube, replicas: OperatorReplicas, ns: str, owner: dict, homes: list[str], spare: list[str],
+    rate: float = 10.0, result: BurstResult | None = None,
+    replace: Callable[[], Awaitable[float | None]] | None = None,
+) -> BurstResult:
+    """Every replica replaced (`replace`, by default replace_each_process) while pods keep coming."""
+    result = result or BurstResult()
+    creator, done = Creator(kube, ns, owner, result), asyncio.Event()
+    binder = Binder(kube, ns, set(homes), spare, result)
+    creating = asyncio.create_task(creator.run(rate, until=done))
+    result.takeover_seconds = await (replace or (lambda: replace_each_process(replicas)))()
     await asyncio.sleep(2)
     done.set()
     pods = await creating
     await asyncio.wait_for(binder.run(pods), timeout=120)
-    result.takeover_seconds = max(handovers) if handovers else None
     await _judge(kube, ns, creator.created, result)
     return result
 
