@@ -5,13 +5,9 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin="${HOMING_BIN_DIR:-$here/.bin}"
-mod="$here/helm"
 mkdir -p "$bin"
-stamp="$bin/.helm.gomod.sha"
-want=$(cat "$mod/go.mod" "$mod/go.sum" | sha256sum | cut -d' ' -f1)
-if [[ -x "$bin/helm" && "$(cat "$stamp" 2>/dev/null || true)" == "$want" ]]; then
-  exit 0
-fi
+source "$here/gobuild.sh"
+mod="$here/helm"
 # Stamped as helm's own Makefile does: its version, and the Kubernetes version that
 # `helm template` and `helm lint` assume (from client-go v0.X.Y: 1.X; unstamped, 1.20).
 version=$(cd "$mod" && go list -m -f '{{.Version}}' helm.sh/helm/v3)
@@ -21,6 +17,4 @@ ldflags="-s -w -X helm.sh/helm/v3/internal/version.version=$version"
 for pkg in pkg/lint/rules pkg/chartutil; do
   ldflags+=" -X helm.sh/helm/v3/$pkg.k8sVersionMajor=1 -X helm.sh/helm/v3/$pkg.k8sVersionMinor=$minor"
 done
-echo "building helm $version (first run takes several minutes)" >&2
-(cd "$mod" && go build -trimpath -ldflags="$ldflags" -o "$bin/helm" helm.sh/helm/v3/cmd/helm)
-echo "$want" > "$stamp"
+GOBUILD_LDFLAGS="$ldflags" gobuild helm helm helm.sh/helm/v3/cmd/helm
