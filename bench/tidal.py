@@ -33,7 +33,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 IMAGES = {"train-a:30g": 30.0, "train-b:25g": 25.0, "train-c:40g": 40.0, "serve:15g": 15.0}
 BANDWIDTH_GBPS = 1.0  # per node, from a registry shared by the whole cluster
 VARIANTS = ("volcano", "volcano+imagelocality", "volcano+gangpreempt", "volcano+homing", "volcano+gangpreempt+homing")
-LARGE_VARIANTS = ("volcano", "volcano+gangpreempt", "volcano+homing")
+LARGE_VARIANTS = ("volcano", "volcano+gangpreempt", "volcano+homing", "volcano+gangpreempt+homing")
 WITHOUT_HOMING = ("volcano", "volcano+imagelocality", "volcano+gangpreempt")
 STEPS = ("dawn", "morning wave 1", "morning wave 2", "night", "faults", "recovery", "next morning", "next night")  # the day's order
 
