@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from homing.config import Settings
-from homing.engine.topology.sources import TopologySources
+from homing.engine.cluster_topology.sources import TopologySources
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "topology.json"
@@ -116,11 +116,11 @@ def before_sources_class() -> type:
 
     hypernodes = types.ModuleType("homing_before_hypernodes")
     sys.modules[hypernodes.__name__] = hypernodes  # dataclasses look their module up
-    exec(compile(source("operator/homing/engine/topology/hypernodes.py"), "before/hypernodes.py", "exec"), hypernodes.__dict__)
+    exec(compile(source("operator/homing/engine/cluster_topology/hypernodes.py"), "before/hypernodes.py", "exec"), hypernodes.__dict__)
     sources = types.ModuleType("homing_before_sources")
     sys.modules[sources.__name__] = sources
-    code = source("operator/homing/engine/topology/sources.py").replace(
-        "from homing.engine.topology.hypernodes import", f"from {hypernodes.__name__} import")
+    code = source("operator/homing/engine/cluster_topology/sources.py").replace(
+        "from homing.engine.cluster_topology.hypernodes import", f"from {hypernodes.__name__} import")
     exec(compile(code, "before/sources.py", "exec"), sources.__dict__)
     return sources.TopologySources
 

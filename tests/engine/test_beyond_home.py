@@ -247,7 +247,7 @@ def test_a_pod_sent_home_that_landed_elsewhere_says_whether_the_node_was_warm():
 
 
 def test_topology_sources_carry_node_images_into_the_snapshot():
-    from homing.engine.topology.sources import TopologySources
+    from homing.engine.cluster_topology.sources import TopologySources
 
     src = TopologySources(SETTINGS)
     node = {"metadata": {"name": "n1", "labels": {}}, "spec": {},

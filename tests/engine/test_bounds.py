@@ -14,7 +14,7 @@ from homing.engine.rules.keep_clear import keep_clear_term
 from homing.engine.rules.pool import other_homes_term, promised_home_term
 from homing.engine.strategies import node_strategy, pool_strategy
 from homing.engine.strategies.blocks import block_domains
-from homing.engine.topology.levels import JobTopology, Level
+from homing.engine.job_kinds.levels import JobTopology, Level
 
 from .helpers import HOSTNAME, NOW, context, memory, snapshot, topo_memory
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from homing.engine.domains import home_domains
-from homing.engine.topology.levels import Level
+from homing.engine.job_kinds.levels import Level
 
 from .helpers import rank, topo_memory
 

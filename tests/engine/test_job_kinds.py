@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from homing.engine.strategies.select import job_topology
-from homing.engine.topology.jobfacts import job_facts
-from homing.engine.topology.levels import Level
+from homing.engine.job_kinds.select import job_topology
+from homing.engine.job_kinds.facts import job_facts
+from homing.engine.job_kinds.levels import Level
 
 from .helpers import npu_pod, podgroup
 

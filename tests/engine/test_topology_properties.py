@@ -33,7 +33,7 @@ from homing.engine.admission import Decision, decide
 from homing.engine.identity import WorkloadIndex
 from homing.engine.memory import MemoryIndex
 from homing.engine.model import ClusterSnapshot, Health, NodeState
-from homing.engine.topology.sources import TopologySources
+from homing.engine.cluster_topology.sources import TopologySources
 
 from .helpers import HOSTNAME, NOW, PREFERRED, fresh_uid, node_obj, normalise, owner, pod, raw_scores
 

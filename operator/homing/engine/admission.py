@@ -25,9 +25,9 @@ from homing.engine.patch import affinity_patch
 from homing.engine.scope import DECISION_ANNOTATION, HOME_ANNOTATION, out_of_scope
 from homing.engine.strategies import Placement, RankContext, node_strategy, pool_strategy
 from homing.engine.strategies.blocks import block_domains
-from homing.engine.strategies.select import job_topology
-from homing.engine.topology.jobfacts import group_name, job_facts
-from homing.engine.topology.levels import NODE, JobTopology
+from homing.engine.job_kinds.select import job_topology
+from homing.engine.job_kinds.facts import group_name, job_facts
+from homing.engine.job_kinds.levels import NODE, JobTopology
 
 PodGroups = Mapping[tuple[str, str], dict]  # (namespace, name) -> PodGroup
 

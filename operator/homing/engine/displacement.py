@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from homing.engine.model import ClusterSnapshot, Health
-from homing.engine.topology.jobfacts import parse_count
+from homing.engine.job_kinds.facts import parse_count
 
 BURST_SECONDS = 10.0  # admissions of one owner this close together are one burst
 

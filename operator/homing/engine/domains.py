@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from homing.engine.memory.entries import OwnerMemory, RankEntry, rank_index
 from homing.engine.model import Rank
-from homing.engine.topology.levels import Level
+from homing.engine.job_kinds.levels import Level
 
 
 def _spec(key: str) -> str:

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from homing.config import Labels
 from homing.engine.images import node_images
 from homing.engine.model import Health, NodeState, Path
-from homing.engine.topology.resource_levels import LevelLabels, tree_of
+from homing.engine.cluster_topology.resource_levels import LevelLabels, tree_of
 
 UNHEALTHY_TAINTS = frozenset({"node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready"})
 CORDON_TAINT = "node.kubernetes.io/unschedulable"  # the taint that mirrors spec.unschedulable

@@ -10,8 +10,8 @@ from typing import Any
 from homing.config import Settings
 from homing.engine.identity import WorkloadIndex
 from homing.engine.identity.owner import controller_ref
-from homing.engine.topology import mindcluster
-from homing.engine.topology.sources import TopologySources
+from homing.engine.cluster_topology import mindcluster
+from homing.engine.cluster_topology.sources import TopologySources
 from homing.operator import logs, metrics
 
 log = logs.get("homing.cluster")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from homing.engine.topology import mindcluster
+from homing.engine.cluster_topology import mindcluster
 from homing.operator import logs
 from homing.operator.kube import MERGE_PATCH, Kube, KubeError
 from homing.operator.runtime import Runtime

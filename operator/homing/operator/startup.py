@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from homing.engine.topology import mindcluster
+from homing.engine.cluster_topology import mindcluster
 from homing.operator import logs
 from homing.operator.frameworkwatch import JOBSET_PATH, LWS_PATH, JobSets, LeaderWorkerSets
 from homing.operator.kube import Kube, KubeError

@@ -9,7 +9,7 @@ from homing.engine.model import Term
 from homing.engine.rules.bounded import bounded
 from homing.engine.rules.domain import domain_term
 from homing.engine.strategies.base import RankContext
-from homing.engine.topology.levels import JobTopology
+from homing.engine.job_kinds.levels import JobTopology
 
 
 @dataclass(frozen=True, slots=True)

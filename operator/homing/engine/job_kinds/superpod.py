@@ -2,7 +2,7 @@
 Recognised by `sp-block`, a super-pod scheduling policy, or an A3 accelerator type."""
 from __future__ import annotations
 
-from homing.engine.strategies.job_kind import (
+from homing.engine.job_kinds.common import (
     ACCELERATOR_NPUS,
     ACCELERATOR_TYPE,
     POLICY_NPUS,
@@ -14,8 +14,8 @@ from homing.engine.strategies.job_kind import (
     positive_int,
     read,
 )
-from homing.engine.topology.jobfacts import JobFacts
-from homing.engine.topology.levels import JobTopology, Level
+from homing.engine.job_kinds.facts import JobFacts
+from homing.engine.job_kinds.levels import JobTopology, Level
 
 KIND = "super-pod"
 SUPERPOD_POLICIES = {"chip8-node8-sp", "chip2-node16-sp", "chip2-node8-sp"}

@@ -3,7 +3,7 @@ NPUs per node. Each kind module says which keys it reads and what levels it has.
 from __future__ import annotations
 
 from homing.engine.identity.rank import shown
-from homing.engine.topology.jobfacts import MAX_COUNT_DIGITS, JobFacts, parse_count
+from homing.engine.job_kinds.facts import MAX_COUNT_DIGITS, JobFacts, parse_count
 
 SCHEDULE_POLICY = "huawei.com/schedule_policy"
 SP_BLOCK = "sp-block"

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from homing.engine.labelselector import IN
 from homing.engine.model import DomainExpr, Path, discard_from
-from homing.engine.topology.hypernodes import (
+from homing.engine.cluster_topology.hypernodes import (
     NO_LABELS,
     HyperNode,
     Member,

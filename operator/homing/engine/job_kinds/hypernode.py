@@ -5,9 +5,9 @@ it the whole job."""
 from __future__ import annotations
 
 from homing.engine import labelselector
-from homing.engine.strategies.job_kind import BadTopology
-from homing.engine.topology.jobfacts import JobFacts
-from homing.engine.topology.levels import JobTopology, Level
+from homing.engine.job_kinds.common import BadTopology
+from homing.engine.job_kinds.facts import JobFacts
+from homing.engine.job_kinds.levels import JobTopology, Level
 
 KIND = "hypernode"
 

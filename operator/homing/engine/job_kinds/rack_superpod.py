@@ -2,10 +2,10 @@
 share a rack, blocks of `sp-block` NPUs a super-pod. `tp-block` is ra-block's old name."""
 from __future__ import annotations
 
-from homing.engine.strategies.job_kind import SCHEDULE_POLICY, SP_BLOCK, BadTopology, npus_per_node, positive_int, read
-from homing.engine.strategies.superpod import superpod_level
-from homing.engine.topology.jobfacts import JobFacts
-from homing.engine.topology.levels import JobTopology, Level
+from homing.engine.job_kinds.common import SCHEDULE_POLICY, SP_BLOCK, BadTopology, npus_per_node, positive_int, read
+from homing.engine.job_kinds.superpod import superpod_level
+from homing.engine.job_kinds.facts import JobFacts
+from homing.engine.job_kinds.levels import JobTopology, Level
 
 KIND = "rack-super-pod"
 POLICY = "chip8-node8-ra64-sp"

@@ -3,9 +3,9 @@ per level-k group, innermost first. Level labels come from the resource-level-co
 from __future__ import annotations
 
 from homing.engine.identity.rank import shown
-from homing.engine.strategies.job_kind import SCHEDULE_POLICY, BadTopology, positive_int, read
-from homing.engine.topology.jobfacts import JobFacts
-from homing.engine.topology.levels import JobTopology, Level
+from homing.engine.job_kinds.common import SCHEDULE_POLICY, BadTopology, positive_int, read
+from homing.engine.job_kinds.facts import JobFacts
+from homing.engine.job_kinds.levels import JobTopology, Level
 
 KIND = "multilevel"
 POLICY = "multilevel"

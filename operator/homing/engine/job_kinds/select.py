@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from homing.engine.strategies import hypernode, multilevel, rack_superpod, superpod
-from homing.engine.strategies.job_kind import SCHEDULE_POLICY, BadTopology
-from homing.engine.topology.jobfacts import JobFacts
-from homing.engine.topology.levels import NODE, JobTopology, fallback
+from homing.engine.job_kinds import hypernode, multilevel, rack_superpod, superpod
+from homing.engine.job_kinds.common import SCHEDULE_POLICY, BadTopology
+from homing.engine.job_kinds.facts import JobFacts
+from homing.engine.job_kinds.levels import NODE, JobTopology, fallback
 
 KINDS: tuple[ModuleType, ...] = (hypernode, multilevel, rack_superpod, superpod)
 

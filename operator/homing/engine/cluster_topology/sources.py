@@ -11,9 +11,9 @@ from homing.config import Settings
 from homing.engine.health import node_state
 from homing.engine.images import node_images
 from homing.engine.model import ClusterSnapshot, Health, NodeState
-from homing.engine.topology.hypernode_index import HyperNodeIndex
-from homing.engine.topology.hypernodes import hypernode_name
-from homing.engine.topology.resource_levels import LevelLabels, parse_resource_levels
+from homing.engine.cluster_topology.hypernode_index import HyperNodeIndex
+from homing.engine.cluster_topology.hypernodes import hypernode_name
+from homing.engine.cluster_topology.resource_levels import LevelLabels, parse_resource_levels
 
 
 @dataclass(slots=True)
