@@ -116,12 +116,11 @@ def beyond_home(
     me = pod_load(pod, owner_key, tuple(settings.scope.resource_prefixes))
     evicting = nothing_free(me, snapshot, index, now)
     found = eviction_victims(me, index, snapshot) if index.lower_priority_than(me.priority) else None
-    displace, victim, burst = (
-        displacement(me, index, found, now, evicting) if found and found.nodes and p.displace_few else ((), None, None)
-    )
+    can_evict = found is not None and bool(found.nodes)
+    displace, victim, burst = displacement(me, index, found, now, evicting) if can_evict and p.displace_few else ((), None, None)
     # When the scheduler will evict with no victim named, "not a vacant home" would point
     # it at nodes whose owners are running there: the opposite of displacing few.
-    keep_clear = p.vacant_homes and (victim is not None or not (evicting and found and found.nodes))
+    keep_clear = p.vacant_homes and (victim is not None or not (evicting and can_evict))
     return BeyondHome(
         warm=warm_nodes(pod_images(pod), snapshot, index, limit) if p.image_warm else (),
         vacant=vacant_homes(index, owner_key if rankless else None, limit) if keep_clear else (),
