@@ -117,7 +117,9 @@ def beyond_home(
     evicting = nothing_free(me, snapshot, index, now)
     found = eviction_victims(me, index, snapshot) if index.lower_priority_than(me.priority) else None
     can_evict = found is not None and bool(found.nodes)
-    displace, victim, burst = displacement(me, index, found, now, evicting) if can_evict and p.displace_few else ((), None, None)
+    displace, victim, burst = (
+        displacement(me, index, found, now, evicting) if can_evict and p.displace_few else ((), None, None)
+    )
     # When the scheduler will evict with no victim named, "not a vacant home" would point
     # it at nodes whose owners are running there: the opposite of displacing few.
     keep_clear = p.vacant_homes and (victim is not None or not (evicting and can_evict))
