@@ -88,7 +88,7 @@ def pod_body(name: str, owner: dict, app: str) -> dict:
 
 async def memory_pool(kube: Kube, ns: str) -> set[str]:
     got = await kube.request("GET", f"/apis/{GROUP}/{VERSION}/namespaces/{ns}/{PLURAL}")
-    items = got.get("items") or []
+    items = [i for i in got.get("items") or [] if i.get("status")]  # created, then written
     if not items:
         return set()
     return set(merge([read_object(i) for i in items]).pool)

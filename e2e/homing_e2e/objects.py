@@ -196,6 +196,11 @@ async def placement_memories(kube: Kube, ns: str) -> list[dict]:
     return got.get("items", [])
 
 
+async def written_memories(kube: Kube, ns: str) -> list[dict]:
+    """The objects whose status has been written (the operator creates, then writes it)."""
+    return [m for m in await placement_memories(kube, ns) if m.get("status")]
+
+
 async def rank_ran_on_a(kube: Kube, ns: str, annotations: dict[str, str] | None = None) -> tuple[str, str, dict, dict]:
     """Two nodes a and b; rank 0 of job `job` was bound to a and ran there.
     Returns (a, b, owner reference, the rank's annotations)."""

@@ -62,7 +62,7 @@ async def test_deployment_scaled_in_and_out_returns_to_warm_nodes(kube, operator
     first = set((await _bound(kube, ns, "infer", 3)).values())
 
     async def warm():
-        mems = await o.placement_memories(kube, ns)
+        mems = await o.written_memories(kube, ns)
         return mems and sum(p.warm for p in merge([read_object(m) for m in mems]).pool.values()) == 3
 
     await o.eventually(warm, what="three warm homes remembered")

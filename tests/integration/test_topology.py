@@ -179,7 +179,7 @@ async def test_hypernode_job_with_subgroups(kube, operator, ns):
             50: (SWITCH, [switch]),
             25: (SWITCH, sorted({c.rack[n] for n in c.nodes if c.superpod[n] == spine_a})),
         }
-    mem = merge([read_object(x) for x in await o.placement_memories(kube, ns)])
+    mem = merge([read_object(x) for x in await o.written_memories(kube, ns)])
     assert mem.ranks["worker/4"].group == f"part:{PART}=1"
     # each rank's topology path kept its HyperNodes
     assert sum(any(level == "tier2" for level, _ in e.topology) for e in mem.ranks.values()) >= 6

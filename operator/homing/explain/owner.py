@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 import pydantic
 
 from homing.engine.memory.entries import OwnerMemory
-from homing.placementmemory import Fragment, NameMismatch, belonging, merge, read_object
+from homing.placementmemory import Fragment, NameMismatch, NotWritten, belonging, merge, read_object
 
 
 class NoMemory(Exception):
@@ -81,6 +81,8 @@ def read_all(items: list[dict]) -> tuple[list[Fragment], list[str]]:
     for item in items:
         try:
             fragments.append(read_object(item))
+        except NotWritten:  # created, its status not yet written: nothing to show or warn about
+            continue
         except (pydantic.ValidationError, NameMismatch, ValueError, IndexError) as err:
             name = (item.get("metadata") or {}).get("name")
             unreadable.append(f"{name}: {str(err).splitlines()[0][:200]}")

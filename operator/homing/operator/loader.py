@@ -12,7 +12,7 @@ import pydantic
 from homing.engine.memory.index import MemoryIndex
 from homing.operator import logs, metrics
 from homing.operator.kube import Kube, KubeError
-from homing.placementmemory import GROUP, PLURAL, VERSION, Fragment, NameMismatch, belonging, merge, read_object
+from homing.placementmemory import GROUP, PLURAL, VERSION, Fragment, NameMismatch, NotWritten, belonging, merge, read_object
 
 log = logs.get("homing.store")
 
@@ -83,6 +83,8 @@ async def _read(item: dict) -> Fragment | None:
         if _entries_in(item) <= ENCODE_INLINE:
             return read_object(item)
         return await asyncio.to_thread(read_object, item)
+    except NotWritten:  # its writer's next write fills it; nothing was lost
+        log.info("PlacementMemory not yet written, skipped", **where)
     except pydantic.ValidationError as err:
         first = str(err.errors()[0]["msg"]) if err.errors() else ""
         _skipped("invalid status", where, errors=err.error_count(), first_error=first)

@@ -20,7 +20,7 @@ from homing.placementmemory.schema import API_VERSION, FaultNodeStatus, GROUP, K
 from homing.placementmemory.names import primary_owner_key, resource_body, resource_name, shard_name
 from homing.placementmemory.wire import json_wire_size, wire_len
 from homing.placementmemory.encode import Encoded, Snapshot, encode, snapshot
-from homing.placementmemory.decode import Fragment, NameMismatch, belonging, check_rank_key, decode, from_status, legacy_status, merge, read_object
+from homing.placementmemory.decode import Fragment, NameMismatch, NotWritten, belonging, check_rank_key, decode, from_status, legacy_status, merge, read_object
 from homing.placementmemory.crd import crd, status_schema
 
 __all__ = [
@@ -53,6 +53,7 @@ __all__ = [
     "legacy_status",
     "merge",
     "primary_owner_key",
+    "NotWritten",
     "read_object",
     "resource_body",
     "resource_name",

@@ -13,6 +13,11 @@ from homing.placementmemory.schema import FaultNodeStatus, OwnerStatus, Placemen
 from homing.placementmemory.wire import unescape
 
 
+class NotWritten(ValueError):
+    """An object created and not yet given its status: the writer creates, then writes the
+    status subresource, and a reader can list it in between (or after a writer died there)."""
+
+
 class NameMismatch(ValueError):
     """An object whose name is not the one its owner and shard number give."""
 
@@ -162,7 +167,9 @@ def decode(status: PlacementMemoryStatus, namespace: str, name: str = "") -> Fra
 def read_object(item: Mapping[str, Any]) -> Fragment:
     """Validate and decode one listed object; raises on anything it cannot read."""
     meta = item.get("metadata") or {}
-    status = PlacementMemoryStatus.model_validate(item.get("status") or {})
+    if not item.get("status"):
+        raise NotWritten(f"{meta.get('name')!r} has no status yet")
+    status = PlacementMemoryStatus.model_validate(item["status"])
     fragment = decode(status, meta.get("namespace") or "", meta.get("name") or "")
     if shard_name(fragment.owner, fragment.index) != fragment.name:
         raise NameMismatch(f"{fragment.name!r} is not the name of shard {fragment.index} of its owner")
