@@ -25,6 +25,9 @@ class Weights(BaseModel):
     # Nothing free (SPEC 4.4.3): the chosen victim's nodes. Only for pods without domain
     # terms, where it acts as one more level: above image-warm and clear (6 + 3 + step 3).
     displace: int = 12
+    # Beside the displace term: nodes free at admission, above displace (a freed victim
+    # node is a gang's home) and below displace + image-warm (engine/rules/free_room.py).
+    free_room: int | None = None  # None: displace + half of image_warm (15)
     avoid_fault: int = 100
     pool_home: int = 100
     pool_other: int = 50
@@ -33,6 +36,9 @@ class Weights(BaseModel):
     def _keeps_order(self) -> "Weights":
         from homing.engine.weights import order_violations
 
+        from homing.engine.weights import free_room_weight
+
+        self.free_room = free_room_weight(self)
         problems = order_violations(self)
         if problems:
             raise ValueError("weights cannot keep the SPEC 4.3 order: " + "; ".join(problems))

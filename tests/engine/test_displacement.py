@@ -186,6 +186,41 @@ def test_with_room_free_the_term_names_full_nodes_only_and_uses_up_nothing():
     assert "n0" not in terms["displace"] and d.burst.sent == 0
 
 
+def preferred_score(d, node: str) -> int:
+    """What a scheduler's node-affinity score adds for `node` (hostname terms only)."""
+    return sum(t.weight for t in d.terms if (node in t.values) == (t.operator.value == "In"))
+
+
+def test_free_room_outranks_the_victims_nodes_once_an_eviction_frees_them():
+    """A replica still pending when a sibling's eviction frees the victim's nodes took one
+    of them (displace 12) over a node that had been free all along: the evicted gang then
+    found its home taken. Free-room (15) names the nodes free at admission."""
+    index, snap = full_cluster()
+    index.occupy("p0", None)  # n0 free
+    d = admit(index, snap, replica(owner(kind="Deployment", uid="room"), 0))
+    terms = {t.role: t for t in d.terms}
+    assert terms["free-room"].values == ("n0",) and terms["free-room"].weight == Settings().weights.free_room
+    assert all(preferred_score(d, "n0") > preferred_score(d, n) for n in terms["displace"].values)
+
+
+def test_free_room_leaves_out_vacant_homes():
+    index, snap = full_cluster()
+    gone = owner(kind="Job", name="gone", uid="gone")
+    index.record_bind(gone, "0", "n0", (), NOW - 100)
+    index.occupy("p0", None)
+    index.vacate("n0", gone.key, NOW - 50)  # n0 is free and the vacant home of a job that will return
+    index.occupy("p1", None)  # n1 is free and nobody's home
+    d = admit(index, snap, replica(owner(kind="Deployment", uid="vh"), 0))
+    assert {t.role: t.values for t in d.terms}["free-room"] == ("n1",)
+
+
+def test_no_free_room_term_without_a_victim():
+    index, snap = full_cluster()
+    index.occupy("p0", None)
+    d = admit(index, snap, replica(owner(kind="Deployment", uid="same"), 0, priority=100))
+    assert not {"free-room", "displace"} & {t.role for t in d.terms}
+
+
 def test_displacement_can_be_switched_off():
     index, snap = full_cluster()
     d = admit(index, snap, replica(owner(kind="Deployment", uid="off"), 0),

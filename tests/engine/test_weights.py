@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from homing.config import Settings, Weights
 from homing.engine.weights import node_classes, order_violations
 
-DEFAULTS = Weights().model_dump()
+DEFAULTS = {**Weights().model_dump(), "free_room": None}  # None: derived from displace and image_warm
 
 
 def _unchecked(**changes) -> Weights:
@@ -60,6 +63,8 @@ def test_valid_custom_weights(changes):
         pytest.param(dict(domains=[50, -1, 12]), "positive", id="negative-weight"),
         pytest.param(dict(home=80), "home", id="home-below-domain-sum"),
         pytest.param(dict(avoid_fault=80), "fault", id="avoid-too-small"),
+        pytest.param(dict(free_room=13), "free_room", id="free-room-too-close-to-displace"),
+        pytest.param(dict(free_room=18), "free_room", id="free-room-reaches-a-warm-victim-node"),
     ],
 )
 def test_refused(changes, fragment):
@@ -104,3 +109,39 @@ def test_node_classes_best_first_for_defaults():
     ]
     assert all(c.low <= c.high for c in classes)
     assert all(a.low > b.high for a, b in zip(classes, classes[1:]))
+
+
+@pytest.mark.parametrize(
+    "changes, free_room",
+    [
+        pytest.param({}, 15, id="defaults"),
+        pytest.param(dict(home=70, domains=[40, 15], image_warm=8, keep_clear=4, displace=16, avoid_fault=70), 20,
+                     id="follows-a-larger-displace"),
+        pytest.param(dict(image_warm=12, keep_clear=6, displace=24, domains=[50, 25], free_room=28), 28,
+                     id="set-explicitly"),
+    ],
+)
+def test_free_room_weight(changes, free_room):
+    """Unset, free room sits halfway between displace and displace + image-warm, so a
+    custom displace weight does not need a free-room weight to match."""
+    assert Weights(**{**DEFAULTS, **changes}).free_room == free_room
+
+
+@hsettings(max_examples=300, deadline=None)
+@given(displace=st.integers(1, 60), free=st.integers(1, 80), warm=st.integers(2, 12), clear=st.integers(1, 6),
+       home=st.integers(60, 100))
+def test_free_room_order_survives_normalisation(displace, free, warm, clear, home):
+    """SPEC 4.4.3 with free room: among the nodes a replica of a displacing burst can take,
+    free > the victim's at equal warmth, and a warm victim node > a cold free one; weights
+    that pass keep both after Kubernetes' integer normalisation, whatever the best node."""
+    w = _unchecked(displace=displace, free_room=free, image_warm=warm, keep_clear=clear, home=home,
+                   domains=[], avoid_fault=100)
+    if order_violations(w):
+        return
+    sums = {"free-cold": free + clear, "free-warm": free + warm + clear,
+            "victim-cold": displace + clear, "victim-warm": displace + warm + clear}
+    for best in (*sums.values(), home + free + warm + clear + w.avoid_fault):
+        n = {k: v * 100 // best for k, v in sums.items() if v <= best}
+        for better, worse in (("free-cold", "victim-cold"), ("free-warm", "victim-warm"), ("victim-warm", "free-cold")):
+            if better in n and worse in n:
+                assert n[better] > n[worse], (w, best, better, worse)

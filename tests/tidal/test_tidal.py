@@ -58,7 +58,20 @@ async def test_training_returns_home_after_inference_leaves(binaries, tide):
         # soon as 8 nodes are free; a home still draining an inference pod is not one.)
         missed = [(r.key, r.home, r.node) for r in training if r.feasible and r.outcome != "home"]
         assert not missed, missed
-        assert sum(r.outcome == "home" for r in training) >= 4  # at least the homes inference never took
+        # The rest were kept from home by inference: directly (a replica holds it, or left it
+        # too late), or by a sibling that inference displaced and that took the warm home
+        # (SPEC 4.4: image-warm ranks above keeping clear). Which replicas the ReplicaSet
+        # keeps at scale-in is its choice, so the number of homes is not fixed; each home
+        # inference held costs at most two ranks their homes and one image pull.
+        away = [r for r in training if r.outcome != "home"]
+        by_inference = [r for r in away if r.blocked != "held-by-ranked"]
+        assert len(away) <= 2 * len(by_inference), [(r.key, r.blocked) for r in away]
+
+        async def started():
+            return all(p.started for p in c.recorder.pods.values() if p.key.startswith("llama/") and not p.leaving)
+
+        await o.eventually(started, what="the training ranks running")
+        assert c.recorder.replacement_pulls <= len(by_inference), (c.recorder.replacement_pulls, len(by_inference))
     finally:
         await c.stop()
 

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from homing.config import Settings
 from homing.engine.beyond_home import (
-    BeyondHome, displacement, eviction_victims, nothing_free, vacant_homes, warm_nodes,
+    BeyondHome, displacement, eviction_victims, free_room, nothing_free, vacant_homes, warm_nodes,
 )
 from homing.engine.displacement import pod_load
 from homing.engine.identity import WorkloadIndex, resolve_owner, resolve_rank
@@ -127,6 +127,7 @@ def beyond_home(
         warm=warm_nodes(pod_images(pod), snapshot, index, limit) if p.image_warm else (),
         vacant=vacant_homes(index, owner_key if rankless else None, limit) if keep_clear else (),
         displace=displace,
+        free=free_room(me, snapshot, index, limit) if displace else (),
         victim=victim,
         burst=burst,
     )

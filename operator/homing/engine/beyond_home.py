@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import islice
 
-from homing.engine.displacement import Burst, Load, choose, free_slots, victims
+from homing.engine.displacement import Burst, Load, choose, free_nodes, free_slots, victims
 from homing.engine.images import holding_all
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import ClusterSnapshot, Health
@@ -19,6 +19,7 @@ class BeyondHome:
     warm: tuple[str, ...] = ()  # healthy nodes holding the pod's images, most relevant first
     vacant: tuple[str, ...] = ()  # other owners' (and siblings') vacant homes, most recent first
     displace: tuple[str, ...] = ()  # when nothing is free: the one victim workload's nodes
+    free: tuple[str, ...] = ()  # beside `displace`: nodes with room now, nobody's vacant home
     victim: str | None = None
     burst: Burst | None = None  # the owner's burst with this pod counted, for the adapter to keep
 
@@ -52,6 +53,11 @@ def nothing_free(me: Load, snapshot: ClusterSnapshot, index: MemoryIndex, now: f
     ahead = index.waiting.ahead(me.priority, me.npus, now)
     slots = free_slots(snapshot, index.node_used, me.npus, enough=ahead + 1)
     return slots is not None and slots <= ahead
+
+
+def free_room(me: Load, snapshot: ClusterSnapshot, index: MemoryIndex, limit: int) -> tuple[str, ...]:
+    """The nodes a pod of the burst should take before a victim's nodes freed by eviction."""
+    return free_nodes(snapshot, index.node_used, me.npus, index.is_vacant_home, limit)
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ nodes are used up. Pure: the index supplies the loads; the strategy turns the ch
 nodes into a term."""
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from homing.engine.model import ClusterSnapshot, Health
@@ -62,6 +62,20 @@ def free_slots(snapshot: ClusterSnapshot, used: Mapping[str, int], npus: int, en
         if slots >= enough:
             return slots
     return slots
+
+
+def free_nodes(snapshot: ClusterSnapshot, used: Mapping[str, int], npus: int, skip: Callable[[str], bool],
+               limit: int) -> tuple[str, ...]:
+    """Healthy nodes with room for a pod of `npus` now, not `skip`ped, at most `limit` + 1
+    (to tell a cut)."""
+    out: list[str] = []
+    for name, state in snapshot.nodes.items():
+        if state.health is Health.HEALTHY and state.npus is not None and state.npus - used.get(name, 0) >= npus \
+                and not skip(name):
+            out.append(name)
+            if len(out) > limit:
+                break
+    return tuple(out)
 
 
 def victims(

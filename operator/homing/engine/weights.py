@@ -40,7 +40,8 @@ def node_classes(w: "Weights", levels: int) -> list[ScoreClass]:
 
 def order_violations(w: "Weights") -> list[str]:
     problems: list[str] = []
-    every = [w.home, *w.domains, w.image_warm, w.keep_clear, w.displace, w.avoid_fault, w.pool_home, w.pool_other]
+    every = [w.home, *w.domains, w.image_warm, w.keep_clear, w.displace, free_room_weight(w), w.avoid_fault,
+             w.pool_home, w.pool_other]
     if any(x <= 0 for x in every):
         problems.append("every weight must be positive")
     if any(x > 100 for x in every):
@@ -54,6 +55,7 @@ def order_violations(w: "Weights") -> list[str]:
     # Displacement is given only to pods without domain terms, where it is one more level.
     checks = [(f"{levels} domain level(s)", w, levels) for levels in range(len(w.domains) + 1)]
     checks.append(("displacement", w.model_copy(update={"domains": [w.displace]}), 1))
+    problems += _free_room_violations(w)
     for what, weights, levels in checks:
         classes = node_classes(weights, levels)
         best = classes[0].high
@@ -65,3 +67,20 @@ def order_violations(w: "Weights") -> list[str]:
                     f"{gap} above {worse.name} (up to {worse.high})"
                 )
     return problems
+
+
+def free_room_weight(w: "Weights") -> int:
+    """The configured free-room weight, or its default: displace + half of image-warm."""
+    return w.free_room if w.free_room is not None else w.displace + max(1, w.image_warm // 2)
+
+
+def _free_room_violations(w: "Weights") -> list[str]:
+    """A free node (free room) against a victim's node (displace), at equal keep-clear:
+    the free one first, unless the victim's node alone is warm with the pod's image."""
+    free = free_room_weight(w)
+    best = node_classes(w.model_copy(update={"domains": [w.displace]}), 1)[0].high + free
+    gap = max(1, -(-best // MAX_NODE_SCORE))
+    if free - w.displace < gap or w.displace + w.image_warm - free < gap:
+        return [f"free_room ({free}) must stay {gap} above displace ({w.displace}) and {gap} below "
+                f"displace + image_warm ({w.displace + w.image_warm})"]
+    return []

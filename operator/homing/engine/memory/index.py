@@ -283,6 +283,9 @@ class MemoryIndex:
             if any(self._still_home(node, k) for k in owners if k != skip_owner):
                 yield node
 
+    def is_vacant_home(self, node: str) -> bool:
+        return any(self._still_home(node, k) for k in self.vacant.get(node, ()))
+
     def disrupted(self) -> set[str]:
         """Owners missing from one of their homes right now (a gang that restarted
         elsewhere has moved its homes: it is running again, not disrupted)."""

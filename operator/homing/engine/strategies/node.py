@@ -8,6 +8,7 @@ from homing.engine.model import Health
 from homing.engine.rules.avoid_fault import avoid_term
 from homing.engine.rules.bounded import bounded
 from homing.engine.rules.displace import displace_term
+from homing.engine.rules.free_room import free_room_term
 from homing.engine.rules.home import home_term
 from homing.engine.rules.image_warm import image_warm_term
 from homing.engine.rules.keep_clear import keep_clear_term
@@ -38,12 +39,14 @@ def node_strategy(ctx: RankContext, domains: Domains = NO_DOMAINS) -> Placement:
     shunned = set(faults) | set(avoided)
     warm, cut_warm = bounded((n for n in ctx.beyond.warm if n not in shunned), ctx.max_values)
     victim_nodes = () if domains.terms else bounded((n for n in ctx.beyond.displace if n not in shunned), ctx.max_values)[0]
+    free = bounded((n for n in ctx.beyond.free if n not in shunned), ctx.max_values)[0] if victim_nodes else ()
     home_t = home_term(home, health, faults, w.home, ctx.hostname_key)
     terms = [
         t
         for t in (
             home_t,
             *domains.terms,
+            free_room_term(free, w.free_room, ctx.hostname_key),
             displace_term(victim_nodes, w.displace, ctx.hostname_key),
             image_warm_term(warm, w.image_warm, ctx.hostname_key),
             keep_clear_term(clear, w.keep_clear, ctx.hostname_key),

@@ -9,6 +9,7 @@ from homing.engine.memory.entries import OwnerMemory
 from homing.engine.model import ClusterSnapshot, Health, Term
 from homing.engine.rules.bounded import bounded
 from homing.engine.rules.displace import displace_term
+from homing.engine.rules.free_room import free_room_term
 from homing.engine.rules.image_warm import image_warm_term
 from homing.engine.rules.keep_clear import keep_clear_term
 from homing.engine.rules.pool import other_homes_term, promised_home_term
@@ -71,7 +72,9 @@ def _beyond_pool(beyond: BeyondHome, w: Weights | None, hostname_key: str, max_v
     warm, cut_warm = bounded(beyond.warm, max_values)
     clear, cut_clear = bounded(beyond.vacant, max_values)
     victim_nodes, _ = bounded(beyond.displace, max_values)
+    free = bounded(beyond.free, max_values)[0] if victim_nodes else ()
     terms = kept((
+        free_room_term(free, w.free_room, hostname_key),
         displace_term(victim_nodes, w.displace, hostname_key),
         image_warm_term(warm, w.image_warm, hostname_key),
         keep_clear_term(clear, w.keep_clear, hostname_key),
