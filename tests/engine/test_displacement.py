@@ -3,9 +3,13 @@ victim a burst agrees on, and the term the replicas get. Table-driven; no cluste
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from homing.config import Preferences, Settings
 from homing.engine.admission import decide
+from homing.engine.beyond_home import _eviction_victims, eviction_victims
 from homing.engine.displacement import Burst, Load, choose, free_slots, pod_load, victims
 from homing.engine.identity import WorkloadIndex
 from homing.engine.memory.index import MemoryIndex
@@ -335,3 +339,34 @@ def test_with_no_lower_priority_workload_vacant_homes_stay_kept_clear_of():
     index.vacate("n5", other.key, NOW)
     d = admit(index, snap, replica(owner(kind="Deployment", uid="same-prio"), 0, priority=100))
     assert {t.role: t.values for t in d.terms}.get("keep-clear") == ("n5",)
+
+
+# -- the victims are computed once per occupancy and node change ---------------------------------
+
+_OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("occupy"), st.integers(0, 9), st.one_of(st.none(), st.integers(0, 5)),
+                  st.sampled_from(["ns/a", "ns/b", "ns/c"]), st.sampled_from([50, 100, 2000]), st.sampled_from([4, 8])),
+        st.tuples(st.just("node"), st.integers(0, 5), st.booleans()),
+        st.tuples(st.just("ask"), st.sampled_from([100, 1000]), st.sampled_from([4, 8])),
+    ),
+    max_size=40,
+)
+
+
+@hsettings(max_examples=200, deadline=None)
+@given(ops=_OPS)
+def test_cached_victims_are_the_victims_of_now(ops):
+    """Whatever pods come, go and move and nodes fall sick or recover between them, every
+    answer is what a fresh computation over the current occupancy gives."""
+    index, snap = MemoryIndex(), cluster()
+    for op in ops:
+        if op[0] == "occupy":
+            _, pod_i, node_i, key, priority, npus = op
+            index.occupy(f"p{pod_i}", None if node_i is None else f"n{node_i}", Load(key, priority, npus))
+        elif op[0] == "node":
+            _, node_i, healthy = op
+            snap.put(NodeState(f"n{node_i}", Health.HEALTHY if healthy else Health.UNHEALTHY, npus=8))
+        else:
+            me = Load("ns/infer", op[1], op[2])
+            assert eviction_victims(me, index, snap) == _eviction_victims(me, index, snap)

@@ -94,6 +94,7 @@ class ClusterSnapshot:
         self.selectors: dict[tuple[str, str], DomainExpr] = {}  # domains not named by a label
         self.image_nodes: dict[str, set[str]] = {}  # image -> nodes whose kubelet reports it
         self.max_tier = 0  # HyperNode tiers known (levels tier1..tierN)
+        self.generation = 0  # bumped by every put and remove: what cached views compare
         for state in (nodes or {}).values():
             self.put(state)
 
@@ -109,6 +110,7 @@ class ClusterSnapshot:
         return old
 
     def remove(self, name: str) -> NodeState | None:
+        self.generation += 1
         old = self.nodes.pop(name, None)
         if old is not None:
             for domain in old.topology:

@@ -8,6 +8,7 @@ import sys
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from homing.engine.displacement import BURST_SECONDS, Burst, Load
 from homing.engine.memory import changes
@@ -49,6 +50,8 @@ class MemoryIndex:
     bursts: dict[str, Burst] = field(default_factory=dict)  # owner key -> its latest admission burst
     waiting: Waiting = field(default_factory=Waiting)  # accelerator pods not bound yet, any workload
     load_priorities: Counter[int] = field(default_factory=Counter)  # priority -> bound accelerator pods
+    occupancy_generation: int = 0  # bumped by every occupy(): what cached views of occupancy compare
+    victims_cache: dict[object, Any] = field(default_factory=dict)  # engine/beyond_home.py's, by generation
     promises: dict[str, dict[str, Promise]] = field(default_factory=dict)  # owner key -> node -> promise
     image_runs: dict[str, dict[str, float]] = field(default_factory=dict)  # image -> node -> when it last ran
     vacant: dict[str, dict[str, float]] = field(default_factory=dict)  # node -> owner key -> vacant since
@@ -188,6 +191,7 @@ class MemoryIndex:
     # -- node occupancy by any workload's accelerator pods (SPEC 3 outcome, 4.4) ----------
     def occupy(self, pod_uid: str, node: str | None, load: Load | None = None) -> None:
         """Where an accelerator pod of any namespace sits now, and what it holds; None when it left."""
+        self.occupancy_generation += 1
         old = self.pod_node.get(pod_uid)
         if old is not None:
             left = self.occupants.get(old)
