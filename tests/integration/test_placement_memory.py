@@ -74,12 +74,17 @@ async def test_loader_skips_hand_edited_objects(kube, operator, ns):
     await _train(kube, ns, 1)
     await o.eventually(lambda: _written(kube, ns, 1, 1), what="memory written")
     path = f"/apis/homing.io/v1alpha1/namespaces/{ns}/placementmemories"
-    # Valid for the schema, wrong for homing: no status at all, and a name its owner would not get.
-    await kube.request("POST", path, body={"apiVersion": "homing.io/v1alpha1", "kind": "PlacementMemory", "metadata": {"name": "hand-made"}, "spec": {}})
+    # Valid for the schema, wrong for homing: a real object's status under a name its owner
+    # would not get; and an object with no status yet (its writer creates, then writes it).
+    (real,) = await o.written_memories(kube, ns)
+    for name in ("hand-made", "not-yet-written"):
+        await kube.request("POST", path, body={"apiVersion": "homing.io/v1alpha1", "kind": "PlacementMemory", "metadata": {"name": name}, "spec": {}})
+    await kube.request("PATCH", f"{path}/hand-made/status", body={"status": real["status"]}, content_type="application/merge-patch+json")
     operator.stop()
     operator.start()
     log = operator.log_path.read_text()
-    assert "PlacementMemory skipped: invalid status" in log
+    assert "PlacementMemory skipped: name does not match its owner" in log
+    assert "PlacementMemory not yet written, skipped" in log
     owner = await kube.request("GET", f"/api/v1/namespaces/{ns}/configmaps/train")
     ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "train", "uid": owner["metadata"]["uid"], "controller": True}
     await o.delete_pod(kube, ns, "train-0")
