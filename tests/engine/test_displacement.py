@@ -2,6 +2,8 @@
 victim a burst agrees on, and the term the replicas get. Table-driven; no cluster."""
 from __future__ import annotations
 
+from collections import deque
+
 import pytest
 from hypothesis import given
 from hypothesis import settings as hsettings
@@ -9,8 +11,8 @@ from hypothesis import strategies as st
 
 from homing.config import Preferences, Settings
 from homing.engine.admission import decide
-from homing.engine.beyond_home import _eviction_victims, eviction_victims
-from homing.engine.displacement import Burst, Load, choose, free_slots, pod_load, victims
+from homing.engine.beyond_home import eviction_victims, every_victim
+from homing.engine.displacement import Burst, Load, choose, free_nodes, free_slots, pod_load, victims
 from homing.engine.identity import WorkloadIndex
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import ClusterSnapshot, Health, NodeState
@@ -50,7 +52,7 @@ def test_pod_load(spec, load):
         pytest.param({**{f"n{i}": 8 for i in range(6)}, "n3": 4}, 4, (), 8, 1, id="half-node-for-half-pod"),
         pytest.param({**{f"n{i}": 8 for i in range(6)}, "n3": 4}, 8, (), 8, 0, id="half-node-not-enough"),
         pytest.param({f"n{i}": 8 for i in range(5)}, 8, ("n5",), 8, 0, id="only-free-node-unhealthy"),
-        pytest.param({}, 8, (), None, None, id="capacity-unknown"),
+        pytest.param({}, 8, (), None, 0, id="no-accelerators-reported"),
     ],
 )
 def test_free_slots(used, npus, sick, capacity, slots):
@@ -347,8 +349,9 @@ _OPS = st.lists(
     st.one_of(
         st.tuples(st.just("occupy"), st.integers(0, 9), st.one_of(st.none(), st.integers(0, 5)),
                   st.sampled_from(["ns/a", "ns/b", "ns/c"]), st.sampled_from([50, 100, 2000]), st.sampled_from([4, 8])),
-        st.tuples(st.just("node"), st.integers(0, 5), st.booleans()),
+        st.tuples(st.just("node"), st.integers(0, 5), st.booleans(), st.sampled_from([8, 16, None])),
         st.tuples(st.just("ask"), st.sampled_from([100, 1000]), st.sampled_from([4, 8])),
+        st.tuples(st.just("new-snapshot")),
     ),
     max_size=40,
 )
@@ -356,17 +359,27 @@ _OPS = st.lists(
 
 @hsettings(max_examples=200, deadline=None)
 @given(ops=_OPS)
-def test_cached_victims_are_the_victims_of_now(ops):
-    """Whatever pods come, go and move and nodes fall sick or recover between them, every
-    answer is what a fresh computation over the current occupancy gives."""
+def test_the_kept_views_answer_as_a_pass_over_everything(ops):
+    """Whatever pods come, go and move and nodes fall sick, recover or change size between
+    them, the views kept node by node (victims, free room) answer what one pass over every
+    pod and node gives."""
     index, snap = MemoryIndex(), cluster()
+    snap.changes = deque(maxlen=3)  # a view further behind than the changes kept starts over
     for op in ops:
-        if op[0] == "occupy":
+        if op[0] == "new-snapshot":  # the views were made from another snapshot
+            snap = ClusterSnapshot(dict(snap.nodes))
+        elif op[0] == "occupy":
             _, pod_i, node_i, key, priority, npus = op
             index.occupy(f"p{pod_i}", None if node_i is None else f"n{node_i}", Load(key, priority, npus))
         elif op[0] == "node":
-            _, node_i, healthy = op
-            snap.put(NodeState(f"n{node_i}", Health.HEALTHY if healthy else Health.UNHEALTHY, npus=8))
+            _, node_i, healthy, npus = op
+            snap.put(NodeState(f"n{node_i}", Health.HEALTHY if healthy else Health.UNHEALTHY, npus=npus))
         else:
             me = Load("ns/infer", op[1], op[2])
-            assert eviction_victims(me, index, snap) == _eviction_victims(me, index, snap)
+            kept, fresh = eviction_victims(me, index, snap), every_victim(me, index, snap)
+            assert {v: sorted(n) for v, n in kept.nodes.items()} == fresh.nodes and kept.priorities == fresh.priorities
+            for enough in (1, 3, 100):  # either may overshoot `enough` by what its last node adds
+                view = index.room.slots(snap, index.node_used, me.npus, enough)
+                assert min(view, enough) == min(free_slots(snap, index.node_used, me.npus, enough), enough)
+            skip = index.is_vacant_home
+            assert index.room.nodes(snap, index.node_used, me.npus, skip, 2) == free_nodes(snap, index.node_used, me.npus, skip, 2)

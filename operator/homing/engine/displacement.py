@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from homing.engine.model import ClusterSnapshot, Health
+from homing.engine.model import ClusterSnapshot, Health, NodeState
 from homing.engine.job_kinds.facts import parse_count
 
 BURST_SECONDS = 10.0  # admissions of one owner this close together are one burst
@@ -49,15 +49,13 @@ def pod_load(pod: dict, owner_key: str, prefixes: tuple[str, ...]) -> Load:
     return Load(owner_key, priority if isinstance(priority, int) and not isinstance(priority, bool) else 0, npus)
 
 
-def free_slots(snapshot: ClusterSnapshot, used: Mapping[str, int], npus: int, enough: int) -> int | None:
+def free_slots(snapshot: ClusterSnapshot, used: Mapping[str, int], npus: int, enough: int) -> int:
     """How many pods of `npus` the healthy nodes' free accelerators hold, counted up to
-    `enough`; None when a node's capacity is unknown."""
+    `enough`. A node that reports no accelerators (a CPU node) holds none."""
     slots = 0
     for name, state in snapshot.nodes.items():
-        if state.health is not Health.HEALTHY:
+        if state.health is not Health.HEALTHY or state.npus is None:
             continue
-        if state.npus is None:
-            return None
         slots += max(0, state.npus - used.get(name, 0)) // npus
         if slots >= enough:
             return slots
@@ -66,16 +64,14 @@ def free_slots(snapshot: ClusterSnapshot, used: Mapping[str, int], npus: int, en
 
 def free_nodes(snapshot: ClusterSnapshot, used: Mapping[str, int], npus: int, skip: Callable[[str], bool],
                limit: int) -> tuple[str, ...]:
-    """Healthy nodes with room for a pod of `npus` now, not `skip`ped, at most `limit` + 1
-    (to tell a cut)."""
-    out: list[str] = []
-    for name, state in snapshot.nodes.items():
-        if state.health is Health.HEALTHY and state.npus is not None and state.npus - used.get(name, 0) >= npus \
-                and not skip(name):
-            out.append(name)
-            if len(out) > limit:
-                break
-    return tuple(out)
+    """Healthy nodes with room for a pod of `npus` now, not `skip`ped, by name, at most
+    `limit` + 1 (to tell a cut)."""
+    fitting = sorted(
+        name for name, state in snapshot.nodes.items()
+        if state.health is Health.HEALTHY and state.npus is not None and state.npus - used.get(name, 0) >= npus
+        and not skip(name)
+    )
+    return tuple(fitting[: limit + 1])
 
 
 def victims(
@@ -89,21 +85,25 @@ def victims(
     alone frees enough accelerators for the pod."""
     out: dict[str, list[str]] = {}
     for node, loads in node_loads.items():
-        state = snapshot.nodes.get(node)
-        if state is None or state.health is not Health.HEALTHY or state.npus is None:
-            continue
-        free = state.npus - used.get(node, 0)
-        if free >= npus:
-            continue  # room already: no eviction (and a term there would pack next to the victim)
-        loads = list(loads)
-        lower = {ld.owner_key for ld in loads if ld.priority < priority}
-        if len(lower) != 1:
-            continue  # free already, or it would take two workloads' pods
-        (owner,) = lower
-        freed = sum(ld.npus for ld in loads if ld.owner_key == owner)
-        if free + freed >= npus:
+        owner = victim_on(snapshot.nodes.get(node), used.get(node, 0), list(loads), priority, npus)
+        if owner is not None:
             out.setdefault(owner, []).append(node)
     return {owner: sorted(nodes) for owner, nodes in out.items()}
+
+
+def victim_on(state: NodeState | None, used: int, loads: list[Load], priority: int, npus: int) -> str | None:
+    """The one lower-priority workload whose eviction alone frees the node for the pod."""
+    if state is None or state.health is not Health.HEALTHY or state.npus is None:
+        return None
+    free = state.npus - used
+    if free >= npus:
+        return None  # room already: no eviction (and a term there would pack next to the victim)
+    lower = {ld.owner_key for ld in loads if ld.priority < priority}
+    if len(lower) != 1:
+        return None  # free already, or it would take two workloads' pods
+    (owner,) = lower
+    freed = sum(ld.npus for ld in loads if ld.owner_key == owner)
+    return owner if free + freed >= npus else None
 
 
 def choose(

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import enum
+import itertools
+from collections import deque
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
@@ -83,6 +85,10 @@ def discard_from(index: dict, key: object, name: str) -> None:
             del index[key]
 
 
+_GENERATIONS = itertools.count()
+CHANGES_KEPT = 8192  # node changes a view can catch up on; further behind, it starts over
+
+
 class ClusterSnapshot:
     """Nodes by name (a missing name is a node that is gone), with each domain's
     members and the unhealthy nodes kept up to date as nodes are put and removed."""
@@ -94,12 +100,17 @@ class ClusterSnapshot:
         self.selectors: dict[tuple[str, str], DomainExpr] = {}  # domains not named by a label
         self.image_nodes: dict[str, set[str]] = {}  # image -> nodes whose kubelet reports it
         self.max_tier = 0  # HyperNode tiers known (levels tier1..tierN)
-        self.generation = 0  # bumped by every put and remove: what cached views compare
+        self.generation = next(_GENERATIONS)  # new at every change, unique across snapshots: what views compare
+        self.token = self.generation  # which snapshot a view was made from
+        self.changes: deque[tuple[int, str]] = deque(maxlen=CHANGES_KEPT)  # (generation, node), oldest first
         for state in (nodes or {}).values():
             self.put(state)
 
     def put(self, state: NodeState) -> NodeState | None:
+        if self.nodes.get(state.name) == state:
+            return state  # a node event that changed nothing homing reads (a status heartbeat)
         old = self.remove(state.name)
+        self._changed(state.name)
         self.nodes[state.name] = state
         for domain in state.topology:
             self.members.setdefault(domain, set()).add(state.name)
@@ -110,15 +121,33 @@ class ClusterSnapshot:
         return old
 
     def remove(self, name: str) -> NodeState | None:
-        self.generation += 1
         old = self.nodes.pop(name, None)
         if old is not None:
+            self._changed(name)
             for domain in old.topology:
                 discard_from(self.members, domain, name)
             self.unhealthy.discard(name)
             for image in old.images:
                 discard_from(self.image_nodes, image, name)
         return old
+
+    def _changed(self, name: str) -> None:
+        self.generation = next(_GENERATIONS)
+        self.changes.append((self.generation, name))
+
+    def changed_since(self, token: int, generation: int) -> set[str] | None:
+        """Nodes put or removed after `generation` of this snapshot (`token`); None when
+        that is not known (another snapshot, or further back than the changes kept)."""
+        if token != self.token:
+            return None
+        if len(self.changes) == self.changes.maxlen and generation < self.changes[0][0]:
+            return None
+        names: set[str] = set()
+        for gen, name in reversed(self.changes):
+            if gen <= generation:
+                break
+            names.add(name)
+        return names
 
     def health(self, node: str) -> Health:
         state = self.nodes.get(node)

@@ -8,11 +8,12 @@ import sys
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 from homing.engine.displacement import BURST_SECONDS, Burst, Load
 from homing.engine.memory import changes
 from homing.engine.memory.entries import OwnerMemory, Topology
+from homing.engine.memory.eviction import EvictionView
+from homing.engine.memory.room import RoomView
 from homing.engine.memory.waiting import Waiting
 from homing.engine.model import OwnerRef
 
@@ -50,8 +51,9 @@ class MemoryIndex:
     bursts: dict[str, Burst] = field(default_factory=dict)  # owner key -> its latest admission burst
     waiting: Waiting = field(default_factory=Waiting)  # accelerator pods not bound yet, any workload
     load_priorities: Counter[int] = field(default_factory=Counter)  # priority -> bound accelerator pods
-    occupancy_generation: int = 0  # bumped by every occupy(): what cached views of occupancy compare
-    victims_cache: dict[object, Any] = field(default_factory=dict)  # engine/beyond_home.py's, by generation
+    owner_priorities: dict[str, Counter[int]] = field(default_factory=dict)  # owner key -> its bound pods' priorities
+    eviction: EvictionView = field(default_factory=EvictionView)  # who alone holds each node, kept by occupy()
+    room: RoomView = field(default_factory=RoomView)  # free accelerators per node, kept by occupy()
     promises: dict[str, dict[str, Promise]] = field(default_factory=dict)  # owner key -> node -> promise
     image_runs: dict[str, dict[str, float]] = field(default_factory=dict)  # image -> node -> when it last ran
     vacant: dict[str, dict[str, float]] = field(default_factory=dict)  # node -> owner key -> vacant since
@@ -191,8 +193,13 @@ class MemoryIndex:
     # -- node occupancy by any workload's accelerator pods (SPEC 3 outcome, 4.4) ----------
     def occupy(self, pod_uid: str, node: str | None, load: Load | None = None) -> None:
         """Where an accelerator pod of any namespace sits now, and what it holds; None when it left."""
-        self.occupancy_generation += 1
         old = self.pod_node.get(pod_uid)
+        if old == node and self.pod_load.get(pod_uid) == load:
+            return  # a status update: nothing moved
+        for touched in (old, node):
+            if touched is not None:
+                self.eviction.touch(touched)
+                self.room.touch(touched)
         if old is not None:
             left = self.occupants.get(old)
             if left is not None:
@@ -206,6 +213,12 @@ class MemoryIndex:
                 self.load_priorities[held.priority] -= 1
                 if self.load_priorities[held.priority] <= 0:
                     del self.load_priorities[held.priority]
+                mine = self.owner_priorities[held.owner_key]
+                mine[held.priority] -= 1
+                if mine[held.priority] <= 0:
+                    del mine[held.priority]
+                if not mine:
+                    del self.owner_priorities[held.owner_key]
         if node is not None:
             self.pod_node[pod_uid] = node
             self.occupants.setdefault(node, set()).add(pod_uid)
@@ -213,6 +226,7 @@ class MemoryIndex:
                 self.pod_load[pod_uid] = load
                 self._use(node, load.npus)
                 self.load_priorities[load.priority] += 1
+                self.owner_priorities.setdefault(load.owner_key, Counter())[load.priority] += 1
 
     def _use(self, node: str, npus: int) -> None:
         total = self.node_used.get(node, 0) + npus
@@ -224,6 +238,9 @@ class MemoryIndex:
     def lower_priority_than(self, priority: int) -> bool:
         """Some bound accelerator pod has a lower priority (few distinct priorities: cheap)."""
         return any(p < priority for p in self.load_priorities)
+
+    def loads_on(self, node: str) -> list[Load]:
+        return [self.pod_load[uid] for uid in self.occupants.get(node, ()) if uid in self.pod_load]
 
     def node_loads(self) -> dict[str, list[Load]]:
         out: dict[str, list[Load]] = {}
