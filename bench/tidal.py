@@ -100,7 +100,7 @@ async def day(c: TidalCluster, d: Day) -> None:
         log(f"  {step}: inference {replicas}")
 
 
-PREFERENCES = ("image-warm", "vacant-homes", "displace-few")  # SPEC 4.4, switchable
+PREFERENCES = ("image-warm", "vacant-homes", "displace-few", "free-room")  # SPEC 4.4, switchable
 
 
 def ablation(variant: str) -> tuple[str, dict[str, str]]:

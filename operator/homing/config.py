@@ -51,6 +51,7 @@ class Preferences(BaseModel):
     image_warm: bool = True  # nodes that hold the pod's images (kubelet status, where they ran)
     vacant_homes: bool = True  # keep clear of every owner's vacant homes, not only siblings'
     displace_few: bool = True  # nothing free: the burst prefers one lower-priority workload's nodes
+    free_room: bool = True  # beside displace few: the nodes free at admission first
 
 
 class Scope(BaseModel):

@@ -220,6 +220,15 @@ def test_free_room_leaves_out_vacant_homes():
     assert {t.role: t.values for t in d.terms}["free-room"] == ("n1",)
 
 
+def test_free_room_can_be_switched_off():
+    index, snap = full_cluster()
+    index.occupy("p0", None)
+    d = admit(index, snap, replica(owner(kind="Deployment", uid="off"), 0),
+              settings=Settings(preferences=Preferences(free_room=False)))
+    roles = {t.role for t in d.terms}
+    assert "displace" in roles and "free-room" not in roles
+
+
 def test_no_free_room_term_without_a_victim():
     index, snap = full_cluster()
     index.occupy("p0", None)

@@ -127,7 +127,7 @@ def beyond_home(
         warm=warm_nodes(pod_images(pod), snapshot, index, limit) if p.image_warm else (),
         vacant=vacant_homes(index, owner_key if rankless else None, limit) if keep_clear else (),
         displace=displace,
-        free=free_room(me, snapshot, index, limit) if displace else (),
+        free=free_room(me, snapshot, index, limit) if displace and p.free_room else (),
         victim=victim,
         burst=burst,
     )
