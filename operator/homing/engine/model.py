@@ -135,6 +135,11 @@ class ClusterSnapshot:
         self.generation = next(_GENERATIONS)
         self.changes.append((self.generation, name))
 
+    def catch_up(self, seen: tuple[int, int]) -> tuple[set[str] | None, tuple[int, int]]:
+        """For a view up to date with `seen` (token, generation): the nodes to look at
+        again (None: all of them), and what the view is up to date with afterwards."""
+        return self.changed_since(*seen), (self.token, self.generation)
+
     def changed_since(self, token: int, generation: int) -> set[str] | None:
         """Nodes put or removed after `generation` of this snapshot (`token`); None when
         that is not known (another snapshot, or further back than the changes kept)."""

@@ -32,13 +32,12 @@ class EvictionView:
                 victim_of: Callable[[str], str | None]) -> dict[str, set[str]]:
         """victim -> nodes; `occupied`: every node with accelerator pods (read on a new ask);
         `victim_of(node)`: the node's one victim now. The answer is live: read, don't keep."""
-        changed = snapshot.changed_since(*self.seen)
+        changed, self.seen = snapshot.catch_up(self.seen)
         if changed is None:
             self.asks.clear()
         else:
             for node in changed:
                 self.touch(node)
-        self.seen = (snapshot.token, snapshot.generation)
         ask = self.asks.get((priority, npus))
         if ask is None:
             if len(self.asks) >= MAX_ASKS:

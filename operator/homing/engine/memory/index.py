@@ -299,13 +299,10 @@ class MemoryIndex:
     def vacant_homes(self, skip_owner: str | None = None) -> Iterator[str]:
         """Nodes that are some owner's vacant home, most recently vacated first; a node
         vacant only for `skip_owner` is left out (the caller prefers those itself)."""
-        for node in reversed(self.vacated_order):
-            owners = self.vacant[node]
-            if any(self._still_home(node, k) for k in owners if k != skip_owner):
-                yield node
+        return (node for node in reversed(self.vacated_order) if self.is_vacant_home(node, skip_owner))
 
-    def is_vacant_home(self, node: str) -> bool:
-        return any(self._still_home(node, k) for k in self.vacant.get(node, ()))
+    def is_vacant_home(self, node: str, skip_owner: str | None = None) -> bool:
+        return any(self._still_home(node, k) for k in self.vacant.get(node, ()) if k != skip_owner)
 
     def disrupted(self) -> set[str]:
         """Owners missing from one of their homes right now (a gang that restarted

@@ -19,13 +19,12 @@ class RoomView:
         self.dirty.add(node)
 
     def _refresh(self, snapshot: ClusterSnapshot, used: dict[str, int]) -> None:
-        changed = snapshot.changed_since(*self.seen)
+        changed, self.seen = snapshot.catch_up(self.seen)
         if changed is None:
             self.free.clear()
             self.dirty = set(snapshot.nodes)
         else:
             self.dirty |= changed
-        self.seen = (snapshot.token, snapshot.generation)
         for node in self.dirty:
             self.free.pop(node, None)
             state = snapshot.nodes.get(node)
