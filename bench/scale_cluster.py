@@ -95,8 +95,15 @@ def node_body(i: int) -> dict:
 
 
 async def nodes(kube: Kube, count: int, width: int) -> None:
-    """Ready 8-NPU nodes, status set on create (nodes take it)."""
-    await pooled((lambda i=i: create(kube, "/api/v1/nodes", node_body(i)) for i in range(count)), width)
+    """Ready 8-NPU nodes, status set on create (nodes take it). The API server taints every
+    new node not-ready and only the node lifecycle controller (off here) lifts it: without
+    this the operator saw every node unhealthy and decided "none" for every pod."""
+    async def one(i: int) -> None:
+        await create(kube, "/api/v1/nodes", node_body(i))
+        await kube.request("PATCH", f"/api/v1/nodes/{node_name(i)}", body={"spec": {"taints": None}},
+                           content_type=MERGE_PATCH, timeout=120)
+
+    await pooled((lambda i=i: one(i) for i in range(count)), width)
 
 
 def topologies(count: int, hypernode_bodies: list[dict]) -> list[tuple[tuple[str, str], ...]]:

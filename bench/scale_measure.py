@@ -29,6 +29,18 @@ def buckets(text: str, family: str, where: Callable[[dict[str, str]], bool] = la
     return dict(out)
 
 
+def counters(text: str, family: str, label: str) -> dict[str, float]:
+    """One counter's values by one label, summed over the others."""
+    out: dict[str, float] = defaultdict(float)
+    for fam in text_string_to_metric_families(text):
+        if fam.name != family:  # the parser drops a counter's `_total` from the family name
+            continue
+        for sample in fam.samples:
+            if sample.name.endswith("_total"):
+                out[sample.labels.get(label, "")] += sample.value
+    return dict(out)
+
+
 def delta(after: Buckets, before: Buckets) -> Buckets:
     return {le: count - before.get(le, 0.0) for le, count in after.items()}
 

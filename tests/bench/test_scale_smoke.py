@@ -43,3 +43,11 @@ def test_every_figure_is_measured_and_sensible(results: Path):
     (details,) = json.loads((results / "scale-details.json").read_text())["steps"]
     assert details["apiserver_webhook_calls"] >= 100 + 256  # the burst and the gang went through the webhook
     assert details["homing_webhook_calls"] >= 100 + 256
+
+
+def test_the_burst_takes_the_real_decision_path(results: Path):
+    """Every burst and gang pod has a home on a Ready node: a step whose nodes kept the API
+    server's not-ready taint measured only the short way out (decision "none")."""
+    (details,) = json.loads((results / "scale-details.json").read_text())["steps"]
+    decided = details["decisions"]
+    assert decided.get("home", 0) >= 0.9 * (100 + 256), decided
