@@ -186,7 +186,7 @@ async def test_listing_larger_than_a_page_is_delivered_whole(kube: Kube, ns: str
         seen.handle(kind, obj)
 
     counter = PageCounter(kube)
-    reflector = Reflector(counter, "configmaps", configmaps(ns), handle, seen.listed, keep=named("p-"), page_size=5, yield_every=2)  # type: ignore[arg-type]
+    reflector = Reflector(counter, "configmaps", configmaps(ns), handle, seen.listed, keep=named("p-"), page_size=5, slice_seconds=0)  # type: ignore[arg-type]
     task = asyncio.create_task(reflector.run())
     try:
         await asyncio.wait_for(reflector.listed_once.wait(), 20)
