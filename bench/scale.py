@@ -209,6 +209,9 @@ async def burst_phase(kube: Kube, op: OperatorProcess, lay: fill.Layout, step: S
                        m.buckets(api_before, "apiserver_admission_webhook_admission_duration_seconds", m.homing_webhook))
     homing_hist = m.delta(m.buckets(op_after, "homing_webhook_duration_seconds"), m.buckets(op_before, "homing_webhook_duration_seconds"))
     lag_hist = m.delta(m.buckets(op_after, "homing_event_loop_lag_seconds"), m.buckets(op_before, "homing_event_loop_lag_seconds"))
+    gc_hist = {g: m.delta(m.buckets(op_after, "homing_gc_pause_seconds", lambda lb, g=g: lb.get("generation") == g),
+                          m.buckets(op_before, "homing_gc_pause_seconds", lambda lb, g=g: lb.get("generation") == g))
+               for g in ("0", "1", "2")}
     decided_before = m.counters(op_before, "homing_admissions", "decision")
     decisions = {d: n - decided_before.get(d, 0.0) for d, n in m.counters(op_after, "homing_admissions", "decision").items()}
     return {
@@ -230,6 +233,8 @@ async def burst_phase(kube: Kube, op: OperatorProcess, lay: fill.Layout, step: S
         "homing_webhook_p99_ms": _ms(m.quantile(homing_hist, 0.99)),
         "loop_lag_p99_ms": _ms(m.quantile(lag_hist, 0.99)),
         "loop_lag_samples": m.count(lag_hist),
+        "gc_pauses": {g: {"count": m.count(h), "p99_ms": _ms(m.quantile(h, 0.99)), "worst_bucket_ms": _ms(m.highest(h))}
+                      for g, h in gc_hist.items()},
         "decisions": {d: n for d, n in sorted(decisions.items()) if n},  # the real decision path ran: mostly "home"
         "writes_per_owner_per_s": writes_per_s,
         "writes_min_gap_s": min_gap,

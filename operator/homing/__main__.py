@@ -31,8 +31,9 @@ def run() -> None:
 async def operate(health_port: int) -> None:
     """kopf, with homing's own health endpoints beside it (not kopf's liveness, which
     knows nothing of homing's watches and loops) and the event-loop lag monitor."""
-    from homing.operator import selfhealth
+    from homing.operator import gcpause, selfhealth
 
+    gcpause.watch()
     health = await selfhealth.serve_health("0.0.0.0", health_port)
     lag = asyncio.create_task(selfhealth.LoopLagMonitor().run(), name="homing:loop-lag")
     from homing.operator import drain

@@ -35,6 +35,12 @@ EVENT_LOOP_LAG = Histogram(
     "How late the event loop woke a timer: time the loop spent on someone else's work",
     buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0),
 )
+GC_PAUSE = Histogram(
+    "homing_gc_pause_seconds",
+    "How long each garbage collection stopped the event loop, by generation",
+    ["generation"],
+    buckets=(0.0001, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0),
+)
 LOOP_FAILURES = Counter("homing_loop_failures_total", "Background loops that raised and were restarted", ["loop"])
 WATCH_AGE = Gauge("homing_watch_age_seconds", "Seconds since a watch last saw an event, bookmark, listing or a watch run to its end", ["resource"])
 WATCH_ERRORS = Counter("homing_watch_errors_total", "Failed list or watch requests and handler errors", ["resource", "stage"])

@@ -8,7 +8,7 @@ import asyncio
 from collections.abc import Callable
 
 from homing.engine.cluster_topology import mindcluster
-from homing.operator import logs
+from homing.operator import gcpause, logs
 from homing.operator.frameworkwatch import JOBSET_PATH, LWS_PATH, JobSets, LeaderWorkerSets
 from homing.operator.kube import Kube, KubeError
 from homing.operator.reflector import Reflector
@@ -102,6 +102,7 @@ async def load(rt: Runtime, kube: Kube, sup: Supervisor) -> None:
     pods = Reflector(kube, "pods", "/api/v1/pods", rt.pods.observe, listed=rt.pods.relisted)
     sup.watch(pods)
     await pods.listed_once.wait()
+    gcpause.settle()  # the loaded index is long-lived: out of the collector's walks
     log.info("memory loaded", owners=len(rt.index.owners), ranks=rt.index.rank_count, resources=loaded)
 
 
