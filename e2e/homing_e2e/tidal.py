@@ -80,6 +80,7 @@ class Replacement:
     blocked: str = ""  # why home was not feasible: held-by-ranked/-pool (a training rank or a replica is on it), not-ready, gone, just-freed, same-cycle
     reason: str = ""  # homing's decision reason for the pod, when it made one
     free_homes: set[str] = field(default_factory=set)  # a feasible miss: the homes that were free when it bound
+    holders: set[str] = field(default_factory=set)  # held-by-*: the pods on the home then (uids)
 
 
 @dataclass
@@ -120,6 +121,7 @@ class Recorder:
     settle_time: float = 1.0  # two of Volcano's 0.5 s cycles: the scheduler has seen the room
     phase: str = "dawn"  # set by the day's script as it moves on
     transitions: list[tuple[float, str, str, bool]] = field(default_factory=list)  # (when, phase, node, ready): faults, or flaps
+    left_in: dict[str, str] = field(default_factory=dict)  # uid -> the step in which the pod was deleted
 
     @staticmethod
     def key_of(pod: dict) -> tuple[str, bool]:
@@ -172,6 +174,7 @@ class Recorder:
         uid = pod["metadata"]["uid"]
         if kind == "DELETED":
             self.last_change = now
+            self.left_in.setdefault(uid, self.phase)
             gone = self.pods.pop(uid, None)
             if gone is not None and gone.node:
                 self.released[gone.node] = now
@@ -241,7 +244,9 @@ class Recorder:
             outcome = "home" if node == home else self._domain(home, node)
             blocked = "" if outcome == "home" else self._blocked(home, uid, seen.npus)  # the scheduler saw it free
             free = {home} if outcome != "home" and not blocked else set()
-            self.replacements.append(Replacement(key, home, node, outcome, not blocked, time.monotonic(), self.phase, blocked, free_homes=free))
+            holders = {u for u, p in self.pods.items() if u != uid and p.node == home} if blocked.startswith("held-by") else set()
+            self.replacements.append(Replacement(key, home, node, outcome, not blocked, time.monotonic(), self.phase, blocked,
+                                                 free_homes=free, holders=holders))
             return
         # A replica re-places when its pool has a home no live replica holds: a node an
         # earlier replica ran on. Home if it took one of those; feasible if one had room.
@@ -285,6 +290,9 @@ class Recorder:
             row["feasible"] += r.feasible
             if r.blocked:
                 row[f"blocked:{r.blocked}"] = row.get(f"blocked:{r.blocked}", 0) + 1
+            if r.holders and all(self.left_in.get(u) == r.phase for u in r.holders):
+                # held only for a while: every pod on the home was deleted later in the same step
+                row["held-then-freed"] = row.get("held-then-freed", 0) + 1
         return out
 
     def summary(self) -> dict:
@@ -323,7 +331,7 @@ class TidalCluster:
     """One run: its own control plane, Volcano, kwok, nodes, and homing when asked."""
 
     def __init__(self, variant: str, superpods: int, images: dict[str, float], bandwidth_gbps: float, disk_gb: float = 120,
-                 volcano_args: tuple[str, ...] = (), tide: str = "preempt") -> None:
+                 volcano_args: tuple[str, ...] = (), tide: str = "preempt", controller_manager_args: tuple[str, ...] = ()) -> None:
         self.variant = variant
         self.tide = tide  # manifests/tidal/<tide>: "preempt"/"gangpreempt" (one queue, priorities) or "reclaim"/"gangreclaim" (two queues)
         self.superpods = superpods
@@ -332,7 +340,8 @@ class TidalCluster:
             self.workdir / "cp",
             controllers="*,-nodeipam",
             apiserver_args=("--default-not-ready-toleration-seconds=5", "--default-unreachable-toleration-seconds=5"),
-            controller_manager_args=("--node-monitor-grace-period=40s", "--node-monitor-period=2s"),  # faults are explicit: grace only has to outlast a late lease renewal
+            # faults are explicit: grace only has to outlast a late lease renewal
+            controller_manager_args=("--node-monitor-grace-period=40s", "--node-monitor-period=2s", *controller_manager_args),
         )
         self.recorder = Recorder(ImageCache(disk_gb, bandwidth_gbps), images)
         self.volcano_args = volcano_args

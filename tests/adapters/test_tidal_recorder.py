@@ -137,3 +137,21 @@ def test_pool_replica_home_is_any_node_the_pool_ran_on_and_no_replica_holds(rec,
     assert (summary["replacements"], summary["home"], summary["feasible"]) == (2, 1, 2)
     assert summary["home_rate"] == 0.5 and summary["feasible_home_rate"] == 0.5
     assert summary["by_phase"]["dawn"] == {"replacements": 2, "home": 1, "feasible": 2}
+
+
+@pytest.mark.parametrize("holder_leaves, counted", [(True, 1), (False, 0)])
+def test_a_home_held_only_until_later_in_the_step_is_told_apart(rec, clock, holder_leaves, counted):
+    """Night scale-in: a replica on a rank's home that the ReplicaSet deletes seconds after
+    the rank bound elsewhere held it only for a while; one it keeps held it for good."""
+    first_run_then_gone(rec, clock)
+    rec.pod_event("ADDED", replica("s1", "a"))
+    rec.phase = "night"
+    rec.pod_event("MODIFIED", rank_pod("p2", 0, "c"))
+    clock.now += 3
+    if holder_leaves:
+        rec.pod_event("DELETED", replica("s1", "a"))
+    rec.phase = "faults"  # deleted after the step: not the same scale-in
+    rec.pod_event("DELETED", replica("s1", "a"))
+    row = rec.summary()["by_phase"]["night"]
+    assert row["blocked:held-by-pool"] == 1
+    assert row.get("held-then-freed", 0) == counted
