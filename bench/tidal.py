@@ -202,7 +202,17 @@ TARGETS = (  # issue 8's "done when", checked against the same run's plain Volca
 
 
 def targets(runs: dict) -> list[dict]:
-    """Each homing variant of one day and size against the targets (None: not measured)."""
+    """Each homing variant of one day and size against the targets (None: not measured),
+    each against the runs without homing under the same cluster settings."""
+    out = []
+    for suffix in ("", *SETTINGS):
+        group = {name[: len(name) - len(suffix)]: r for name, r in runs.items()
+                 if (name.endswith(suffix) if suffix else not name.endswith(tuple(SETTINGS)))}
+        out += [{**row, "variant": row["variant"] + suffix} for row in _targets(group)]
+    return out
+
+
+def _targets(runs: dict) -> list[dict]:
     v = runs.get("volcano")
     if not v:
         return []

@@ -1,0 +1,55 @@
+"""bench/tidal.py checks each homing variant against issue 8's targets using the runs
+without homing made under the same cluster settings (a `-fast-scale-in` run against the
+plain Volcano run with that setting, never against the default one)."""
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def tidal():
+    spec = importlib.util.spec_from_file_location("bench_tidal", ROOT / "bench" / "tidal.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+def run(home_rate: float, pull_minutes: float) -> dict:
+    return {"home_rate": home_rate, "feasible_home_rate": 1.0, "replacement_pull_minutes": pull_minutes,
+            "pull_minutes": pull_minutes + 100, "gang_restarts": 3, "create_to_scheduled_p50_s": 1.0}
+
+
+def test_each_setting_is_checked_against_its_own_baseline(tidal):
+    runs = {
+        "volcano": run(0.1, 100.0),
+        "volcano+homing": run(0.5, 40.0),
+        "volcano-fast-scale-in": run(0.1, 10.0),
+        "volcano+homing-fast-scale-in": run(0.9, 5.0),
+    }
+    rows = {(r["variant"], r["target"]): r for r in tidal.targets(runs)}
+    assert {v for v, _ in rows} == {"volcano+homing", "volcano+homing-fast-scale-in"}
+    pulls = "re-placement pull minutes <= 0.30 x Volcano's"
+    assert rows[("volcano+homing", pulls)]["measured"] == 0.4  # 40 / 100
+    assert rows[("volcano+homing-fast-scale-in", pulls)]["measured"] == 0.5  # 5 / 10, not 5 / 100
+    assert rows[("volcano+homing-fast-scale-in", "home rate >= 0.80")]["met"] is True
+
+
+def test_a_setting_without_its_volcano_run_is_not_checked(tidal):
+    rows = tidal.targets({"volcano": run(0.1, 100.0), "volcano+homing-fast-scale-in": run(0.9, 5.0)})
+    assert rows == []
+
+
+@pytest.mark.parametrize("variant, base, flags", [
+    ("volcano+gangpreempt+homing-fast-scale-in", "volcano+gangpreempt+homing", ("--kube-api-qps=1000", "--kube-api-burst=1000")),
+    ("volcano+homing-no-free-room", "volcano+homing-no-free-room", ()),
+    ("volcano", "volcano", ()),
+])
+def test_the_setting_suffix_becomes_controller_manager_flags(tidal, variant, base, flags):
+    assert tidal.cluster_settings(variant) == (base, flags)
