@@ -46,10 +46,25 @@ def test_a_setting_without_its_volcano_run_is_not_checked(tidal):
     assert rows == []
 
 
-@pytest.mark.parametrize("variant, base, flags", [
-    ("volcano+gangpreempt+homing-fast-scale-in", "volcano+gangpreempt+homing", ("--kube-api-qps=1000", "--kube-api-burst=1000")),
-    ("volcano+homing-no-free-room", "volcano+homing-no-free-room", ()),
-    ("volcano", "volcano", ()),
+@pytest.mark.parametrize("variant, base, suffix, controller_manager, volcano", [
+    ("volcano+gangpreempt+homing-fast-scale-in", "volcano+gangpreempt+homing", "-fast-scale-in",
+     ("--kube-api-qps=1000", "--kube-api-burst=1000"), ()),
+    ("volcano+homing-all-nodes-fast-scale-in", "volcano+homing", "-all-nodes-fast-scale-in",
+     ("--kube-api-qps=1000", "--kube-api-burst=1000"), ("--percentage-nodes-to-find=100",)),
+    ("volcano-all-nodes", "volcano", "-all-nodes", (), ("--percentage-nodes-to-find=100",)),
+    ("volcano+homing-no-free-room", "volcano+homing-no-free-room", "", (), ()),
+    ("volcano", "volcano", "", (), ()),
 ])
-def test_the_setting_suffix_becomes_controller_manager_flags(tidal, variant, base, flags):
-    assert tidal.cluster_settings(variant) == (base, flags)
+def test_setting_suffixes_become_flags(tidal, variant, base, suffix, controller_manager, volcano):
+    got_base, got_suffix, setting = tidal.cluster_settings(variant)
+    assert (got_base, got_suffix) == (base, suffix)
+    assert (setting.controller_manager, setting.volcano) == (controller_manager, volcano)
+
+
+def test_two_settings_together_are_their_own_group(tidal):
+    runs = {"volcano-fast-scale-in": run(0.1, 10.0), "volcano+homing-fast-scale-in": run(0.9, 5.0),
+            "volcano-all-nodes-fast-scale-in": run(0.1, 50.0), "volcano+homing-all-nodes-fast-scale-in": run(0.9, 5.0)}
+    pulls = "re-placement pull minutes <= 0.30 x Volcano's"
+    rows = {(r["variant"], r["target"]): r["measured"] for r in tidal.targets(runs)}
+    assert rows[("volcano+homing-fast-scale-in", pulls)] == 0.5
+    assert rows[("volcano+homing-all-nodes-fast-scale-in", pulls)] == 0.1
