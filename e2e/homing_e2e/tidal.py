@@ -376,7 +376,7 @@ class TidalCluster:
                              f"--server-address=127.0.0.1:{free_port()}", f"--config={node_stage}",
                              *[f"--config={stages / s}" for s in KWOK_STAGES]])
         if "homing" in self.variant:
-            self.operator = OperatorProcess(self.cp.kubeconfig, self.workdir, env={"HOMING_LOG_LEVEL": "warning"})
+            self.operator = OperatorProcess(self.cp.kubeconfig, self.workdir, env={"HOMING_LOG_LEVEL": os.environ.get("HOMING_E2E_OPERATOR_LOG_LEVEL", "warning")})
             self.operator.start()
         await kube.request("POST", "/api/v1/namespaces", body={"metadata": {"name": NS, "labels": {"homing.io/enabled": "true"}}})
         for name, value, never in (("inference-high", 1000, False), ("training-low", 100, True)):

@@ -46,3 +46,23 @@ def test_a_well_formed_pod_is_sent_home():
 def test_a_patch_that_cannot_be_built_admits_the_pod_unchanged(affinity):
     decision, ops = admitter().admit(rank0(affinity), dryrun=False, now=NOW)
     assert decision.outcome == "error" and ops == []
+
+
+def test_the_admitted_log_line_names_the_bursts_victim():
+    """An operator reading the logs sees which workload a burst agreed to displace (SPEC 4.4.3)."""
+    from structlog.testing import capture_logs
+
+    from homing.engine.displacement import Load
+    from tests.engine.test_displacement import replica
+
+    settings = Settings()
+    index, cluster = MemoryIndex(), ClusterState(settings)
+    for i, job in enumerate(["a", "a", "b", "b"]):
+        cluster.snapshot.put(NodeState(f"n{i}", Health.HEALTHY, npus=8))
+        index.occupy(f"p{i}", f"n{i}", Load(f"ns/train-{job}", 100, 8))
+    deploy = owner(kind="Deployment", name="infer", uid="dep")
+    with capture_logs() as logs:
+        decision, _ = Admitter(settings, index, cluster).admit(replica(deploy, 0), dryrun=False, now=NOW)
+    [line] = [e for e in logs if e["event"] == "admitted"]
+    assert decision.victim in ("ns/train-a", "ns/train-b")
+    assert line["displace"] == decision.victim

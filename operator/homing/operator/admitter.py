@@ -46,6 +46,7 @@ class Admitter:
                 node=decision.home,
                 decision=decision.outcome,
                 reason=decision.reason,
+                **({"displace": decision.victim} if decision.victim else {}),  # the burst's agreed victim (SPEC 4.4.3)
             )
         return decision, ops
 
