@@ -21,8 +21,12 @@ def _on_collection(phase: str, info: dict) -> None:
         _started[generation] = time.perf_counter()
         return
     began = _started.pop(generation, None)
-    if began is not None:
+    if began is None:
+        return
+    try:
         metrics.GC_PAUSE.labels(str(generation)).observe(time.perf_counter() - began)
+    except Exception:  # at interpreter shutdown the metrics may be gone; a gc callback must not raise
+        pass
 
 
 def watch() -> None:
