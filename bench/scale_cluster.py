@@ -15,7 +15,7 @@ from homing.engine.cluster_topology.sources import TopologySources
 from homing.operator.kube import MERGE_PATCH, Kube, KubeError
 from homing.placementmemory import GROUP, PLURAL, VERSION, encode, resource_body, shard_name, snapshot
 from homing_e2e.fake_kubelet import FAKE_NODE_LABEL
-from homing_e2e.objects import NPU, node_status
+from homing_e2e.objects import NPU, node_status, set_not_ready_taint
 
 NODES_PER_RACK, RACKS_PER_SUPERPOD = 8, 6
 OPTED_IN = {"homing.io/enabled": "true"}
@@ -100,8 +100,7 @@ async def nodes(kube: Kube, count: int, width: int) -> None:
     this the operator saw every node unhealthy and decided "none" for every pod."""
     async def one(i: int) -> None:
         await create(kube, "/api/v1/nodes", node_body(i))
-        await kube.request("PATCH", f"/api/v1/nodes/{node_name(i)}", body={"spec": {"taints": None}},
-                           content_type=MERGE_PATCH, timeout=120)
+        await set_not_ready_taint(kube, node_name(i), False)
 
     await pooled((lambda i=i: one(i) for i in range(count)), width)
 

@@ -92,8 +92,14 @@ async def set_node_ready(kube: Kube, name: str, ready: bool) -> None:
     """What the kubelet and the node lifecycle controller would do: the Ready condition,
     and the not-ready taint the API server put on the new node (off when Ready)."""
     await kube.request("PATCH", f"/api/v1/nodes/{name}/status", body={"status": node_status(ready)}, content_type=MERGE_PATCH)
-    taints = [] if ready else [NOT_READY_TAINT]
-    await kube.request("PATCH", f"/api/v1/nodes/{name}", body={"spec": {"taints": taints}}, content_type=MERGE_PATCH)
+    await set_not_ready_taint(kube, name, not ready)
+
+
+async def set_not_ready_taint(kube: Kube, name: str, tainted: bool) -> None:
+    """The API server taints every new node not-ready; only the node lifecycle controller
+    (off in the local control plane) lifts it once the node is Ready."""
+    taints = [NOT_READY_TAINT] if tainted else []
+    await kube.request("PATCH", f"/api/v1/nodes/{name}", body={"spec": {"taints": taints}}, content_type=MERGE_PATCH, timeout=120)
 
 
 async def owner_stand_in(kube: Kube, ns: str, name: str) -> dict:
