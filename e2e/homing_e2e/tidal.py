@@ -153,6 +153,10 @@ class Recorder:
         used = sum(p.npus for uid, p in self.pods.items() if uid != exclude and p.node == node)
         return 8 - used
 
+    def _holders(self, node: str | None, uid: str) -> set[str]:
+        """The pods (uids) on the node besides `uid`, leaving ones included."""
+        return {u for u, p in self.pods.items() if u != uid and p.node == node}
+
     def _blocked(self, node: str | None, uid: str, npus: int) -> str:
         """Why the home could not be taken now ("" when it could): it must exist, be Ready
         and have the NPUs free, for long enough that the scheduler's own snapshot (taken
@@ -163,8 +167,8 @@ class Recorder:
         if not state["ready"]:
             return "not-ready"
         if self._free(node, uid) < npus:
-            holders = {p.key for u, p in self.pods.items() if u != uid and p.node == node}
-            return "held-by-ranked" if any("/" in k for k in holders) else "held-by-pool"
+            ranked = any("/" in self.pods[u].key for u in self._holders(node, uid))
+            return "held-by-ranked" if ranked else "held-by-pool"
         if time.monotonic() - self.released.get(node or "", float("-inf")) < self.settle_time:
             return "just-freed"
         return ""
@@ -244,7 +248,7 @@ class Recorder:
             outcome = "home" if node == home else self._domain(home, node)
             blocked = "" if outcome == "home" else self._blocked(home, uid, seen.npus)  # the scheduler saw it free
             free = {home} if outcome != "home" and not blocked else set()
-            holders = {u for u, p in self.pods.items() if u != uid and p.node == home} if blocked.startswith("held-by") else set()
+            holders = self._holders(home, uid) if blocked.startswith("held-by") else set()  # ranks only: a pool has many homes
             self.replacements.append(Replacement(key, home, node, outcome, not blocked, time.monotonic(), self.phase, blocked,
                                                  free_homes=free, holders=holders))
             return
