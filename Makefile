@@ -54,7 +54,7 @@ bench-takeover: venv binaries
 
 # The image's Python dependencies, pinned with every file's hash (Dockerfile: --require-hashes).
 lock: venv
-	$(PY) -m pip install -q '.[lock]'
+	$(PY) -m pip install -q -e '.[lock]'  # editable, as make venv installs it: tests keep reading this tree
 	$(PY) -m piptools compile --quiet --generate-hashes --strip-extras --allow-unsafe --all-build-deps \
 		--no-emit-index-url --no-emit-find-links --output-file requirements.lock pyproject.toml
 
