@@ -28,6 +28,9 @@ class Request:
     async def text(self) -> str:
         return self._text
 
+    async def read(self) -> bytes:
+        return self._text.encode()
+
 
 def review(pod: dict, dry_run: bool = False) -> dict:
     return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",

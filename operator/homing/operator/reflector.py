@@ -12,6 +12,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 
 import aiohttp
+import orjson
 
 from homing.operator import logs, metrics
 from homing.operator.kube import Kube, KubeError
@@ -133,7 +134,7 @@ class Reflector:
         resp = await self._open_watch()
         try:
             async for line in _lines(resp):
-                self._on_event(json.loads(line))
+                self._on_event(orjson.loads(line))  # several times json's speed: every pod event passes here
                 events += 1
                 await self._maybe_yield()
         finally:
