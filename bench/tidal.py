@@ -103,17 +103,6 @@ async def day(c: TidalCluster, d: Day) -> None:
 PREFERENCES = ("image-warm", "vacant-homes", "displace-few", "free-room")  # SPEC 4.4, switchable
 
 
-def ablation(variant: str) -> tuple[str, dict[str, str]]:
-    """'volcano+homing-no-image-warm' -> the base variant and the operator's environment
-    that switches that SPEC 4.4 preference off (what each one buys)."""
-    base, env = variant, {}
-    for pref in PREFERENCES:
-        if f"-no-{pref}" in base:
-            base = base.replace(f"-no-{pref}", "")
-            env[f"HOMING_PREFERENCES__{pref.replace('-', '_').upper()}"] = "false"
-    return base, env
-
-
 @dataclass(frozen=True)
 class Setting:
     """A cluster setting tried beside homing, named by a variant suffix."""
@@ -132,15 +121,37 @@ SETTINGS = {
 }
 
 
-def cluster_settings(variant: str) -> tuple[str, str, Setting]:
-    """'volcano+homing-all-nodes-fast-scale-in' -> the base variant, the settings' suffix
-    and their flags together."""
-    base, names = variant, []
-    while match := next((x for x in SETTINGS if base.endswith(x)), None):
-        base, names = base[: -len(match)], [match, *names]
+@dataclass(frozen=True)
+class Variant:
+    """A variant's name read once: `<scheduler>[-no-<preference>]...[<setting>]...`, e.g.
+    'volcano+homing-no-image-warm-fast-scale-in'."""
+
+    scheduler: str  # 'volcano+homing': what runs
+    off: tuple[str, ...]  # SPEC 4.4 preferences switched off (what each one buys)
+    suffix: str  # the cluster settings' suffix, '' for none; runs are compared within one
+    setting: Setting
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The operator's environment that switches the preferences off."""
+        return {f"HOMING_PREFERENCES__{pref.replace('-', '_').upper()}": "false" for pref in self.off}
+
+    @property
+    def unset(self) -> str:
+        """The name without its settings: how it is known within its group."""
+        return self.scheduler + "".join(f"-no-{pref}" for pref in self.off)
+
+
+def parse_variant(name: str) -> Variant:
+    rest, names = name, []
+    while match := next((x for x in SETTINGS if rest.endswith(x)), None):
+        rest, names = rest[: -len(match)], [match, *names]
+    off = []
+    while match := next((p for p in PREFERENCES if rest.endswith(f"-no-{p}")), None):
+        rest, off = rest[: -len(f"-no-{match}")], [match, *off]
     flags = [SETTINGS[n] for n in names]
-    return base, "".join(names), Setting(tuple(f for x in flags for f in x.controller_manager),
-                                          tuple(f for x in flags for f in x.volcano))
+    return Variant(rest, tuple(off), "".join(names), Setting(tuple(f for x in flags for f in x.controller_manager),
+                                                              tuple(f for x in flags for f in x.volcano)))
 
 
 def tide_of(variant: str, d: Day) -> str:
@@ -150,8 +161,8 @@ def tide_of(variant: str, d: Day) -> str:
 async def run(variant: str, day_name: str, superpods: int, volcano_args: tuple[str, ...] = ()) -> dict:
     d = DAYS[day_name]
     log(f"{variant} on the {day_name} day, {superpods * NODES_PER_SUPERPOD} nodes {' '.join(volcano_args)}")
-    base, _, setting = cluster_settings(variant)
-    base, env = ablation(base)
+    v = parse_variant(variant)
+    base, env, setting = v.scheduler, v.env, v.setting
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)  # the operator process inherits it
     c = TidalCluster(base, superpods, IMAGES, BANDWIDTH_GBPS, volcano_args=volcano_args + setting.volcano,
@@ -220,8 +231,8 @@ def targets(runs: dict) -> list[dict]:
     each against the runs without homing under the same cluster settings."""
     groups: dict[str, dict] = {}
     for name, r in runs.items():
-        base, suffix, _ = cluster_settings(name)
-        groups.setdefault(suffix, {})[base] = r
+        v = parse_variant(name)
+        groups.setdefault(v.suffix, {})[v.unset] = r
     return [{**row, "variant": row["variant"] + suffix} for suffix, group in groups.items() for row in _targets(group)]
 
 

@@ -46,19 +46,24 @@ def test_a_setting_without_its_volcano_run_is_not_checked(tidal):
     assert rows == []
 
 
-@pytest.mark.parametrize("variant, base, suffix, controller_manager, volcano", [
-    ("volcano+gangpreempt+homing-fast-scale-in", "volcano+gangpreempt+homing", "-fast-scale-in",
+@pytest.mark.parametrize("variant, scheduler, off, suffix, controller_manager, volcano", [
+    ("volcano+gangpreempt+homing-fast-scale-in", "volcano+gangpreempt+homing", (), "-fast-scale-in",
      ("--kube-api-qps=1000", "--kube-api-burst=1000"), ()),
-    ("volcano+homing-all-nodes-fast-scale-in", "volcano+homing", "-all-nodes-fast-scale-in",
+    ("volcano+homing-all-nodes-fast-scale-in", "volcano+homing", (), "-all-nodes-fast-scale-in",
      ("--kube-api-qps=1000", "--kube-api-burst=1000"), ("--percentage-nodes-to-find=100",)),
-    ("volcano-all-nodes", "volcano", "-all-nodes", (), ("--percentage-nodes-to-find=100",)),
-    ("volcano+homing-no-free-room", "volcano+homing-no-free-room", "", (), ()),
-    ("volcano", "volcano", "", (), ()),
+    ("volcano-all-nodes", "volcano", (), "-all-nodes", (), ("--percentage-nodes-to-find=100",)),
+    ("volcano+homing-no-free-room", "volcano+homing", ("free-room",), "", (), ()),
+    ("volcano+homing-no-image-warm-no-vacant-homes-fast-scale-in", "volcano+homing", ("image-warm", "vacant-homes"),
+     "-fast-scale-in", ("--kube-api-qps=1000", "--kube-api-burst=1000"), ()),
+    ("volcano", "volcano", (), "", (), ()),
 ])
-def test_setting_suffixes_become_flags(tidal, variant, base, suffix, controller_manager, volcano):
-    got_base, got_suffix, setting = tidal.cluster_settings(variant)
-    assert (got_base, got_suffix) == (base, suffix)
-    assert (setting.controller_manager, setting.volcano) == (controller_manager, volcano)
+def test_one_grammar_reads_preferences_off_and_setting_suffixes(tidal, variant, scheduler, off, suffix, controller_manager,
+                                                                volcano):
+    v = tidal.parse_variant(variant)
+    assert (v.scheduler, v.off, v.suffix) == (scheduler, off, suffix)
+    assert (v.setting.controller_manager, v.setting.volcano) == (controller_manager, volcano)
+    assert v.unset + v.suffix == variant  # nothing of the name is lost
+    assert v.env == {f"HOMING_PREFERENCES__{p.replace('-', '_').upper()}": "false" for p in off}
 
 
 def test_two_settings_together_are_their_own_group(tidal):
