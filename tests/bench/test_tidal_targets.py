@@ -73,3 +73,13 @@ def test_two_settings_together_are_their_own_group(tidal):
     rows = {(r["variant"], r["target"]): r["measured"] for r in tidal.targets(runs)}
     assert rows[("volcano+homing-fast-scale-in", pulls)] == 0.5
     assert rows[("volcano+homing-all-nodes-fast-scale-in", pulls)] == 0.1
+
+
+def test_the_all_pulls_target_says_how_low_first_placements_alone_leave_it(tidal):
+    """With no re-placement pull at all, the ratio is still the first placements' share."""
+    runs = {"volcano": run(0.1, 100.0), "volcano+homing": run(0.9, 0.0)}  # 100 + 100 vs 0 + 100 pull minutes
+    (row,) = [r for r in tidal.targets(runs) if r["target"].startswith("all pull minutes")]
+    assert row["measured"] == 0.5 and row["floor"] == 0.5
+    runs["volcano+homing"] = run(0.9, 20.0)
+    (row,) = [r for r in tidal.targets(runs) if r["target"].startswith("all pull minutes")]
+    assert row["measured"] == 0.6 and row["floor"] == 0.5
