@@ -110,6 +110,7 @@ class Recorder:
     nodes: dict[str, dict] = field(default_factory=dict)  # name -> {"ready": bool, "superpod": str}
     replacements: list[Replacement] = field(default_factory=list)
     latencies: list[float] = field(default_factory=list)
+    latencies_by_phase: dict[str, list[float]] = field(default_factory=dict)  # where in the day the waits were
     started: list[tuple[str, str]] = field(default_factory=list)  # (node, image) to report
     last_bind: float = 0.0
     last_change: float = 0.0  # a pod created, bound, leaving or deleted (not status chatter)
@@ -202,6 +203,7 @@ class Recorder:
             self.last_bind = self.last_change = now
             if kind is not None:  # not from the initial listing
                 self.latencies.append(now - seen.seen)
+                self.latencies_by_phase.setdefault(self.phase, []).append(now - seen.seen)
             self._judge(pod, seen, uid)
         if node and not seen.started and pod.get("status", {}).get("phase") == "Running":
             seen.started = True
@@ -326,6 +328,8 @@ class Recorder:
             "nodes_dropped": sum(1 for t in self.transitions if not t[3]),  # 2 in the scripted day (its faults); more is flapping
             "create_to_scheduled_p50_s": round(statistics.median(lat), 3) if lat else None,
             "create_to_scheduled_p99_s": round(lat[min(len(lat) - 1, int(0.99 * (len(lat) - 1) + 0.5))], 3) if lat else None,
+            "create_to_scheduled_p50_by_phase": {k: [len(v), round(statistics.median(v), 3)]
+                                                 for k, v in self.latencies_by_phase.items()},  # [pods, p50 s]
         }
 
 

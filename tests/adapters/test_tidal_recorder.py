@@ -155,3 +155,16 @@ def test_a_home_held_only_until_later_in_the_step_is_told_apart(rec, clock, hold
     row = rec.summary()["by_phase"]["night"]
     assert row["blocked:held-by-pool"] == 1
     assert row.get("held-then-freed", 0) == counted
+
+
+def test_waits_are_told_per_step_of_the_day(rec: Recorder, clock: Clock):
+    """create->scheduled by step: where in the day a variant is slower than another."""
+    for uid, wait in (("p1", 0.5), ("p2", 1.5)):
+        rec.pod_event("ADDED", rank_pod(uid, int(uid[1:])))
+        clock.now += wait
+        rec.pod_event("MODIFIED", rank_pod(uid, int(uid[1:]), "a" if uid == "p1" else "b"))
+    rec.phase = "night"
+    rec.pod_event("ADDED", replica("r1"))
+    clock.now += 3.0
+    rec.pod_event("MODIFIED", replica("r1", "c"))
+    assert rec.summary()["create_to_scheduled_p50_by_phase"] == {"dawn": [2, 1.0], "night": [1, 3.0]}
