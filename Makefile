@@ -38,10 +38,14 @@ bench: venv
 bench-tidal: venv binaries
 	$(PY) bench/tidal.py
 
-# Issue 11: one operator at 500 / 2,000 / 5,000 nodes (SCALE_STEPS=500 for the first only).
+# Issue 11: one operator at 500 / 2,000 / 5,000 nodes (SCALE_STEPS=500 for the first only),
+# then the same steps through a webhook that does nothing, in Python and in Go: the machine's
+# floor (scale-floor.json).
 SCALE_STEPS ?= 500,2000,5000
 bench-scale: venv binaries
 	$(PY) bench/scale.py --steps $(SCALE_STEPS)
+	$(PY) bench/scale.py --steps $(SCALE_STEPS) --webhook noop
+	$(PY) bench/scale.py --steps $(SCALE_STEPS) --webhook noop-go
 
 # docs/images/dashboard.png: the monitoring dashboard drawn from a short real run (matplotlib).
 dashboard-snapshot: venv binaries

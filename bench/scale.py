@@ -20,7 +20,14 @@ live pods bound through `pods/binding`), then starts `python -m homing` and meas
   phase); bytes per rank and the largest object, as etcd stores them; peak RSS.
 
 Writes bench/results/scale.json (the issue's format, steps merged by size) and
-scale-details.json (how each figure was taken), and the chart scale.svg."""
+scale-details.json (how each figure was taken), and the chart scale.svg.
+
+    .venv/bin/python bench/scale.py --steps 500 --webhook noop      # or noop-go
+
+The machine's floor: the same fill and burst through a webhook that does nothing
+(bench/noop_webhook.py on aiohttp as homing serves, or bench/noopwebhook/main.go),
+registered as homing registers itself; the API server's webhook p99, the creation ratio
+and (Python) the loop lag, in bench/results/scale-floor.json."""
 from __future__ import annotations
 
 import argparse
@@ -28,6 +35,7 @@ import asyncio
 import json
 import os
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -40,14 +48,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import scale_chart  # noqa: E402
 import scale_cluster as fill  # noqa: E402
 import scale_measure as m  # noqa: E402
+from homing.config import Settings  # noqa: E402
+from homing.engine.model import OwnerRef  # noqa: E402
+from homing.operator import webhookconfig  # noqa: E402
 from homing.operator.kube import Kube  # noqa: E402
 from homing.operator.reflector import Reflector  # noqa: E402
 from homing.placementmemory import GROUP, PLURAL, VERSION, belonging, merge, read_object, shard_name  # noqa: E402
 from homing_e2e import objects, volcano  # noqa: E402
-from homing_e2e.cluster import LocalControlPlane, build_binaries  # noqa: E402
+from homing_e2e.cluster import BIN_DIR, LocalControlPlane, build_binaries, free_port  # noqa: E402
+from homing_e2e.pki import serving_pair  # noqa: E402
 from homing_e2e.operator_process import OperatorProcess  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "results"
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
 KEYS = ("nodes", "ranks", "live_pods", "hypernodes", "cold_start_s", "rss_mb", "loop_lag_p99_ms",
         "apiserver_webhook_p99_ms", "homing_webhook_p99_ms", "create_throughput_ratio", "gang_recorded_s",
         "writes_per_owner_per_s", "bytes_per_rank", "max_object_bytes")
@@ -175,17 +188,23 @@ async def timed_creates(jobs: list, width: int) -> tuple[float, list[float]]:
     return len(jobs) / (time.monotonic() - started), latencies
 
 
-async def burst_phase(kube: Kube, op: OperatorProcess, lay: fill.Layout, step: Step) -> dict:
-    """The gang restart and both bursts at once; what each side measured."""
+@dataclass
+class Creations:
+    """What the creating side saw of one burst: the gang's binds and both creation rates."""
+    moved: dict[str, str]  # the gang's rank -> its new node
+    last_bind: float
+    with_rate: float
+    with_lat: list[float]
+    without_rate: float
+    without_lat: list[float]
+
+
+async def creation_burst(kube: Kube, lay: fill.Layout) -> Creations:
+    """The gang restart and both bursts at once: pods through the webhook and pods in a
+    namespace it does not serve, in the same seconds."""
     gang, burst, plain = lay.gang, lay.burst, lay.plain
     shift = max(1, lay.nodes // 2)  # the gang comes back elsewhere: every rank's memory changes
     moved = {fill.rank_key(r): fill.node_name((gang.first_node + r + shift) % lay.nodes) for r in range(gang.ranks)}
-    api_before, op_before = await m.apiserver_metrics(kube), op.metrics()
-    load_before = os.getloadavg()[0]  # the machine is shared: how busy it was says how to read the rest
-    cpu_before = m.cpu_seconds(op.proc.pid)
-    counter = WriteCounter(kube)
-    await counter.start()
-    started = time.monotonic()
     gang_jobs = [lambda r=r: fill.pod_on(kube, gang.ref, r, f"gang-{r}", moved[fill.rank_key(r)]) for r in range(gang.ranks)]
     with_jobs = [lambda r=r: fill.pod_on(kube, burst.ref, r, f"burst-{r}", None) for r in range(burst.ranks)]
     without_jobs = [lambda r=r: fill.pod_on(kube, plain, r, f"plain-{r}", None) for r in range(burst.ranks)]
@@ -198,15 +217,47 @@ async def burst_phase(kube: Kube, op: OperatorProcess, lay: fill.Layout, step: S
 
     (_, (with_rate, with_lat), (without_rate, without_lat)) = await asyncio.gather(
         gang_restart(), timed_creates(with_jobs, 8), timed_creates(without_jobs, 8))
+    return Creations(moved, max(binds), with_rate, with_lat, without_rate, without_lat)
+
+
+def webhook_figures(api_before: str, api_after: str) -> dict:
+    """The webhook's latency as the API server measured it over the burst."""
+    name = "apiserver_admission_webhook_admission_duration_seconds"
+    api_hist = m.delta(m.buckets(api_after, name, m.homing_webhook), m.buckets(api_before, name, m.homing_webhook))
+    return {
+        "apiserver_webhook_calls": m.count(api_hist),
+        "apiserver_webhook_p99_ms": _ms(m.quantile(api_hist, 0.99)),
+        "apiserver_webhook_within_5ms": m.share_within(api_hist, 0.005),
+        "apiserver_webhook_within_25ms": m.share_within(api_hist, 0.025),
+        "apiserver_webhook_buckets_ms": sorted(1000 * le for le in api_hist if le != float("inf")),
+    }
+
+
+def creation_figures(made: Creations) -> dict:
+    return {
+        "create_with_per_s": made.with_rate,
+        "create_without_per_s": made.without_rate,
+        "create_with_p99_ms": 1000 * _p99(made.with_lat),
+        "create_without_p99_ms": 1000 * _p99(made.without_lat),
+    }
+
+
+async def burst_phase(kube: Kube, op: OperatorProcess, lay: fill.Layout, step: Step) -> dict:
+    """The gang restart and both bursts at once; what each side measured."""
+    gang, burst = lay.gang, lay.burst
+    api_before, op_before = await m.apiserver_metrics(kube), op.metrics()
+    load_before = os.getloadavg()[0]  # the machine is shared: how busy it was says how to read the rest
+    cpu_before = m.cpu_seconds(op.proc.pid)
+    counter = WriteCounter(kube)
+    await counter.start()
+    started = time.monotonic()
+    made = await creation_burst(kube, lay)
     phase_end, load_after, cpu_after = time.monotonic(), os.getloadavg()[0], m.cpu_seconds(op.proc.pid)
     api_after, op_after = await m.apiserver_metrics(kube), op.metrics()
-    last_bind = max(binds)
-    recorded = await wait_recorded(kube, gang.ref, moved, timeout=300)
+    recorded = await wait_recorded(kube, gang.ref, made.moved, timeout=300)
     await asyncio.sleep(2)  # writes still due after the last change
     counter.stop()
     writes_per_s, min_gap = counter.per_second(time.monotonic() - started)
-    api_hist = m.delta(m.buckets(api_after, "apiserver_admission_webhook_admission_duration_seconds", m.homing_webhook),
-                       m.buckets(api_before, "apiserver_admission_webhook_admission_duration_seconds", m.homing_webhook))
     homing_hist = m.delta(m.buckets(op_after, "homing_webhook_duration_seconds"), m.buckets(op_before, "homing_webhook_duration_seconds"))
     lag_hist = m.delta(m.buckets(op_after, "homing_event_loop_lag_seconds"), m.buckets(op_before, "homing_event_loop_lag_seconds"))
     gc_hist = {g: m.delta(m.buckets(op_after, "homing_gc_pause_seconds", lambda lb, g=g: lb.get("generation") == g),
@@ -219,16 +270,9 @@ async def burst_phase(kube: Kube, op: OperatorProcess, lay: fill.Layout, step: S
         "load_avg_1m": [load_before, load_after],
         "operator_cpu_s": cpu_after - cpu_before,  # for every admission and watch event of the phase
         "operator_cpu_ms_per_pod": 1000 * (cpu_after - cpu_before) / (gang.ranks + burst.ranks),
-        "gang_recorded_s": recorded - last_bind,
-        "create_with_per_s": with_rate,
-        "create_without_per_s": without_rate,
-        "create_with_p99_ms": 1000 * _p99(with_lat),
-        "create_without_p99_ms": 1000 * _p99(without_lat),
-        "apiserver_webhook_calls": m.count(api_hist),
-        "apiserver_webhook_p99_ms": _ms(m.quantile(api_hist, 0.99)),
-        "apiserver_webhook_within_5ms": m.share_within(api_hist, 0.005),
-        "apiserver_webhook_within_25ms": m.share_within(api_hist, 0.025),
-        "apiserver_webhook_buckets_ms": sorted(1000 * le for le in api_hist if le != float("inf")),
+        "gang_recorded_s": recorded - made.last_bind,
+        **creation_figures(made),
+        **webhook_figures(api_before, api_after),
         "homing_webhook_calls": m.count(homing_hist),
         "homing_webhook_p99_ms": _ms(m.quantile(homing_hist, 0.99)),
         "loop_lag_p99_ms": _ms(m.quantile(lag_hist, 0.99)),
@@ -334,6 +378,67 @@ async def run_step(step: Step) -> tuple[dict, dict]:
         print(f"control plane: {cp_workdir}")
 
 
+def noop_command(kind: str, port: int, tls_dir: Path, metrics_port: int) -> list[str]:
+    """The no-op webhook's command: Python (aiohttp, as homing serves) or Go (net/http,
+    built into the harness's binary cache; Go's build cache makes a rebuild instant)."""
+    if kind == "noop":
+        return [sys.executable, str(HERE / "noop_webhook.py"), "--port", str(port), "--tls-dir", str(tls_dir),
+                "--metrics-port", str(metrics_port)]
+    binary = BIN_DIR / "noop-webhook"
+    subprocess.run(["go", "build", "-o", str(binary), "main.go"], cwd=HERE / "noopwebhook", check=True)
+    return [str(binary), "--port", str(port), "--tls-dir", str(tls_dir)]
+
+
+async def noop_webhook(kube: Kube, workdir: Path, served: OwnerRef, kind: str) -> tuple[subprocess.Popen, int | None]:
+    """A no-op webhook registered exactly as homing registers itself (same names,
+    selectors, timeout), once the API server calls it; with its metrics port (Python's)."""
+    ca = serving_pair(workdir / "tls", "noop-webhook")
+    port, metrics_port = free_port(), free_port()
+    proc = subprocess.Popen(noop_command(kind, port, workdir / "tls", metrics_port))
+    await kube.request("POST", webhookconfig.API_PATH,
+                       body=webhookconfig.configuration(Settings(webhook={"url": f"https://127.0.0.1:{port}"}), ca))
+    probe = fill.pod_body(served, 0, "probe")  # dry run: nothing stored
+    name = "apiserver_admission_webhook_admission_duration_seconds"
+    for _ in range(300):
+        await kube.request("POST", f"/api/v1/namespaces/{served.namespace}/pods", body=probe, query=[("dryRun", "All")])
+        if m.count(m.buckets(await m.apiserver_metrics(kube), name, m.homing_webhook)):
+            return proc, (metrics_port if kind == "noop" else None)
+        await asyncio.sleep(0.2)
+    raise TimeoutError("the no-op webhook was never called")
+
+
+async def run_floor_step(step: Step, kind: str) -> tuple[dict, dict]:
+    """The same fill and burst with a no-op webhook in homing's place: what the API server
+    and this machine cost a webhook, whatever it decides."""
+    cp = LocalControlPlane().start()
+    kube = await Kube.connect(str(cp.kubeconfig))
+    proc = None
+    try:
+        log(f"floor step {asdict(step)}: filling the API server")
+        lay, filled = await fill_cluster(kube, step)
+        proc, metrics_port = await noop_webhook(kube, Path(tempfile.mkdtemp(prefix="homing-scale-noop-")), lay.burst.ref, kind)
+        lag = (lambda: m.buckets(m.scrape(metrics_port), "homing_event_loop_lag_seconds")) if metrics_port else dict
+        lag_before = lag()
+        api_before, load_before = await m.apiserver_metrics(kube), os.getloadavg()[0]
+        made = await creation_burst(kube, lay)
+        api_after, load_after = await m.apiserver_metrics(kube), os.getloadavg()[0]
+        lag_hist = m.delta(lag(), lag_before)
+        figures = {**creation_figures(made), **webhook_figures(api_before, api_after), "load_avg_1m": [load_before, load_after],
+                   "loop_lag_p99_ms": _ms(m.quantile(lag_hist, 0.99)), "loop_lag_samples": m.count(lag_hist)}
+        log(f"floor burst: {json.dumps({k: v for k, v in figures.items() if not isinstance(v, list)})}")
+        row = {"nodes": step.nodes, "ranks": step.ranks, "live_pods": filled["live_pods"], "webhook": kind,
+               "loop_lag_p99_ms": _round(figures["loop_lag_p99_ms"]),
+               "apiserver_webhook_p99_ms": _round(figures["apiserver_webhook_p99_ms"]),
+               "create_throughput_ratio": round(made.with_rate / made.without_rate, 3)}
+        return row, {"step": asdict(step), "webhook": kind, "fill": filled, **figures}
+    finally:
+        if proc is not None:
+            proc.terminate()
+            proc.wait(10)
+        await kube.close()
+        cp.stop()
+
+
 def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 2)
 
@@ -350,7 +455,12 @@ def main() -> None:
     parser.add_argument("--custom", action="append", default=[], help="nodes=,ranks=,live=,hypernodes=,burst=,gang=,per_owner=")
     parser.add_argument("--out", default="scale.json", help="file name under --results")
     parser.add_argument("--results", default=str(RESULTS))
+    parser.add_argument("--webhook", choices=("homing", "noop", "noop-go"), default="homing",
+                        help="noop (Python) or noop-go: a webhook that does nothing in homing's place, the machine's floor "
+                             "(default --out scale-floor.json)")
     args = parser.parse_args()
+    if args.webhook != "homing" and args.out == "scale.json":
+        args.out = "scale-floor.json"
     steps = [STEPS[s] for s in args.steps.split(",") if s] if not args.custom else [parse_custom(c) for c in args.custom]
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the control plane on the way out
     build_binaries()
@@ -358,16 +468,17 @@ def main() -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     out, detail_path = out_dir / args.out, out_dir / args.out.replace(".json", "-details.json")
     for step in steps:
-        row, details = asyncio.run(run_step(step))
-        assert tuple(row) == KEYS
-        rows = merge_results(out, [row])
+        row, details = asyncio.run(run_step(step) if args.webhook == "homing" else run_floor_step(step, args.webhook))
+        assert tuple(row) == KEYS or args.webhook != "homing"
+        rows = merge_results(out, [row], key=lambda r: (r["nodes"], r["ranks"], r["live_pods"], r.get("webhook")))
         out.write_text(json.dumps({"steps": rows}, indent=1) + "\n")
         kept = json.loads(detail_path.read_text())["steps"] if detail_path.exists() else []
-        kept = [d for d in kept if d["step"] != details["step"]] + [details]
+        kept = [d for d in kept if (d["step"], d.get("webhook")) != (details["step"], details.get("webhook"))] + [details]
         detail_path.write_text(json.dumps({"steps": sorted(kept, key=lambda d: (d["step"]["ranks"], d["step"]["nodes"]))}, indent=1) + "\n")
-        (out_dir / args.out.replace(".json", ".svg")).write_text(scale_chart.chart(rows))
+        if args.webhook == "homing":
+            (out_dir / args.out.replace(".json", ".svg")).write_text(scale_chart.chart(rows))
         log(f"step done: {json.dumps(row)}")
-    print(f"wrote {out}, {detail_path.name}, {out.with_suffix('.svg').name}")
+    print(f"wrote {out}, {detail_path.name}" + (f", {out.with_suffix('.svg').name}" if args.webhook == "homing" else ""))
 
 
 if __name__ == "__main__":

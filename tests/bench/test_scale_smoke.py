@@ -51,3 +51,16 @@ def test_the_burst_takes_the_real_decision_path(results: Path):
     (details,) = json.loads((results / "scale-details.json").read_text())["steps"]
     decided = details["decisions"]
     assert decided.get("home", 0) >= 0.9 * (100 + 256), decided
+
+
+@pytest.mark.parametrize("kind", ["noop", "noop-go"])
+def test_the_floor_runs_the_same_burst_through_a_webhook_that_does_nothing(tmp_path: Path, kind: str):
+    """`--webhook noop` / `noop-go`: what any webhook costs on the machine, measured the same way."""
+    subprocess.run([sys.executable, str(ROOT / "bench" / "scale.py"), "--steps", "smoke", "--webhook", kind,
+                    "--results", str(tmp_path)], check=True, timeout=900)
+    (step,) = json.loads((tmp_path / "scale-floor.json").read_text())["steps"]
+    assert step["webhook"] == kind and (step["nodes"], step["ranks"]) == (60, 3000)
+    assert step["apiserver_webhook_p99_ms"] is not None and 0 < step["create_throughput_ratio"]
+    assert (step["loop_lag_p99_ms"] is not None) is (kind == "noop")  # Go has no event loop to lag
+    (details,) = json.loads((tmp_path / "scale-floor-details.json").read_text())["steps"]
+    assert details["apiserver_webhook_calls"] >= 100 + 256  # the same pods went through it
