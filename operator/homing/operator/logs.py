@@ -59,5 +59,6 @@ def _kopf_object(logger: object, name: str, event: dict) -> dict:
 
 
 def get(name: str = "homing") -> Any:
-    """A bound logger; `name` says where the line comes from when reading the source."""
+    """A bound logger. Lines carry no logger name (their event and fields say what they are
+    about); `name` tells the reader of the source which part logs."""
     return structlog.get_logger(name)

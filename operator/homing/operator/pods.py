@@ -6,8 +6,6 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-import structlog
-
 from homing.config import Settings
 from homing.engine import lifecycle
 from homing.engine.admission import topology_of
@@ -17,10 +15,11 @@ from homing.engine.identity.pool_group import pool_group
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.podview import PodView, pod_view
 from homing.engine.scope import accelerator_resources
-from homing.operator import metrics
+from homing.operator import logs, metrics
 from homing.operator.cluster import ClusterState, never_raises
 from homing.operator.events import EventPoster
 
+_log = logs.get("homing.memory")  # bound per pod event; resolved once, not per event
 _WARNED_LIMIT = 100_000
 
 
@@ -54,7 +53,7 @@ class PodObserver:
             lifecycle.untracked(self.index, uid, now)  # orphaned or opted out: not a live pod any more
             return
         rank = view.rank.rank.key if view.rank.rank else None
-        log = structlog.get_logger("homing.memory").bind(owner=view.owner.display, rank=rank, pod=view.name, node=view.node)
+        log = _log.bind(owner=view.owner.display, rank=rank, pod=view.name, node=view.node)
         self._warn_bad_rank(pod, view, log)
         # A rank's Volcano sub-group (HyperNode jobs), or a rankless pod's pool group (SPEC 1.2).
         group = (self._group(pod, view) if rank else pool_group(pod)) if view.node else None
@@ -65,7 +64,7 @@ class PodObserver:
     def relisted(self, uids: Iterable[str], now: float | None = None) -> None:
         gone = lifecycle.relisted(self.index, uids, time.time() if now is None else now)
         if gone:
-            structlog.get_logger("homing.memory").info("pods missing from the re-list treated as deleted", pods=len(gone))
+            _log.info("pods missing from the re-list treated as deleted", pods=len(gone))
 
     def _occupy(self, event: str | None, uid: str, pod: dict) -> None:
         """Which node each accelerator pod of any workload sits on, and what it holds there
