@@ -136,23 +136,21 @@ class ClusterSnapshot:
         self.changes.append((self.generation, name))
 
     def catch_up(self, seen: tuple[int, int]) -> tuple[set[str] | None, tuple[int, int]]:
-        """For a view up to date with `seen` (token, generation): the nodes to look at
-        again (None: all of them), and what the view is up to date with afterwards."""
-        return self.changed_since(*seen), (self.token, self.generation)
-
-    def changed_since(self, token: int, generation: int) -> set[str] | None:
-        """Nodes put or removed after `generation` of this snapshot (`token`); None when
-        that is not known (another snapshot, or further back than the changes kept)."""
+        """For a view up to date with `seen` (token, generation): the nodes put or removed
+        since (None: look at all of them, when that is not known: another snapshot, or
+        further back than the changes kept), and what the view is up to date with afterwards."""
+        now = (self.token, self.generation)
+        token, generation = seen
         if token != self.token:
-            return None
+            return None, now
         if len(self.changes) == self.changes.maxlen and generation < self.changes[0][0]:
-            return None
+            return None, now
         names: set[str] = set()
         for gen, name in reversed(self.changes):
             if gen <= generation:
                 break
             names.add(name)
-        return names
+        return names, now
 
     def health(self, node: str) -> Health:
         state = self.nodes.get(node)
