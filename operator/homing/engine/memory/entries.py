@@ -3,6 +3,7 @@ of them, and the benchmark holds them to under 1 KB a rank. Times are epoch seco
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from homing.engine.model import OwnerRef
 
@@ -59,6 +60,11 @@ class OwnerMemory:
     # scans every rank of a 4,096-rank owner: ranks per home node, rank keys per index.
     home_counts: dict[str, int] = field(default_factory=dict)
     keys_by_index: dict[int, list[str]] = field(default_factory=dict)
+    # Bumped whenever a rank's home changes; engine/siblings.py caches its view of the homes
+    # along the rank axis against it. None of the three is part of what the memory says.
+    version: int = field(default=0, compare=False, repr=False)
+    sibling_runs: Any = field(default=None, compare=False, repr=False)
+    sibling_asked: int = field(default=-1, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.seen_marked is None:
@@ -69,6 +75,7 @@ class OwnerMemory:
             self.link(key, entry.node)
 
     def link(self, key: str, node: str) -> None:
+        self.version += 1
         self.home_counts[node] = self.home_counts.get(node, 0) + 1
         self.keys_by_index.setdefault(rank_index(key), []).append(key)
 
@@ -80,10 +87,12 @@ class OwnerMemory:
             del self.home_counts[node]
 
     def move_home(self, old: str, new: str) -> None:
+        self.version += 1
         self._uncount(old)
         self.home_counts[new] = self.home_counts.get(new, 0) + 1
 
     def drop_rank(self, key: str) -> None:
+        self.version += 1
         entry = self.ranks.pop(key)
         self._uncount(entry.node)
         keys = self.keys_by_index[rank_index(key)]
