@@ -32,3 +32,11 @@ def test_homing_and_kopf_lines_are_json_at_the_configured_level():
     assert admitted["timestamp"].endswith("Z") and "1" in admitted["extra"]  # odd values rendered, not raised
     assert lines[1]["level"] == "error" and "ValueError: boom" in lines[1]["exception"]
     assert lines[2]["level"] == "warning"
+
+
+def test_a_misspelt_level_logs_at_info_and_says_so():
+    script = "from homing.operator import logs\nlogs.configure('verbose')\nlogs.get('homing').debug('hidden')\nlogs.get('homing').info('shown')\n"
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60).stdout
+    lines = [json.loads(line) for line in out.splitlines() if line.strip()]
+    assert [(line["level"], line["event"]) for line in lines] == [("warning", "unknown log level; logging at info"), ("info", "shown")]
+    assert lines[0]["requested"] == "verbose"

@@ -19,6 +19,9 @@ def _dumps(event: dict, **_: Any) -> str:
 
 
 def configure(level: str = "info") -> None:
+    number = logging.getLevelName(level.upper())
+    known = isinstance(number, int)
+    number = number if known else logging.INFO  # a misspelt level logs at info, and says so below
     shared = [
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
@@ -27,7 +30,7 @@ def configure(level: str = "info") -> None:
     structlog.configure(
         processors=[*shared, structlog.processors.format_exc_info, structlog.processors.JSONRenderer(serializer=_dumps)],
         logger_factory=structlog.WriteLoggerFactory(sys.stdout),
-        wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),
+        wrapper_class=structlog.make_filtering_bound_logger(number),
         cache_logger_on_first_use=True,
     )
     handler = logging.StreamHandler(sys.stdout)
@@ -43,10 +46,12 @@ def configure(level: str = "info") -> None:
     )
     root = logging.getLogger()
     root.handlers[:] = [handler]
-    root.setLevel(level.upper())
+    root.setLevel(number)
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
     # kopf logs every handled event at INFO; homing logs what it learnt from it instead.
     logging.getLogger("kopf.objects").setLevel(logging.WARNING)
+    if not known:
+        get("homing").warning("unknown log level; logging at info", requested=level)
 
 
 def _kopf_object(logger: object, name: str, event: dict) -> dict:
