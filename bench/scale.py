@@ -57,7 +57,7 @@ from homing.placementmemory import GROUP, PLURAL, VERSION, belonging, merge, rea
 from homing_e2e import objects, volcano  # noqa: E402
 from homing_e2e.cluster import BIN_DIR, LocalControlPlane, build_binaries, free_port  # noqa: E402
 from homing_e2e.pki import serving_pair  # noqa: E402
-from homing_e2e.operator_process import OperatorProcess  # noqa: E402
+from homing_e2e.operator_process import OperatorProcess, scrape  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
@@ -222,7 +222,7 @@ async def creation_burst(kube: Kube, lay: fill.Layout) -> Creations:
 
 def webhook_figures(api_before: str, api_after: str) -> dict:
     """The webhook's latency as the API server measured it over the burst."""
-    name = "apiserver_admission_webhook_admission_duration_seconds"
+    name = m.APISERVER_WEBHOOK_SECONDS
     api_hist = m.delta(m.buckets(api_after, name, m.homing_webhook), m.buckets(api_before, name, m.homing_webhook))
     return {
         "apiserver_webhook_calls": m.count(api_hist),
@@ -398,10 +398,9 @@ async def noop_webhook(kube: Kube, workdir: Path, served: OwnerRef, kind: str) -
     await kube.request("POST", webhookconfig.API_PATH,
                        body=webhookconfig.configuration(Settings(webhook={"url": f"https://127.0.0.1:{port}"}), ca))
     probe = fill.pod_body(served, 0, "probe")  # dry run: nothing stored
-    name = "apiserver_admission_webhook_admission_duration_seconds"
     for _ in range(300):
         await kube.request("POST", f"/api/v1/namespaces/{served.namespace}/pods", body=probe, query=[("dryRun", "All")])
-        if m.count(m.buckets(await m.apiserver_metrics(kube), name, m.homing_webhook)):
+        if m.count(m.buckets(await m.apiserver_metrics(kube), m.APISERVER_WEBHOOK_SECONDS, m.homing_webhook)):
             return proc, (metrics_port if kind == "noop" else None)
         await asyncio.sleep(0.2)
     raise TimeoutError("the no-op webhook was never called")
@@ -417,7 +416,7 @@ async def run_floor_step(step: Step, kind: str) -> tuple[dict, dict]:
         log(f"floor step {asdict(step)}: filling the API server")
         lay, filled = await fill_cluster(kube, step)
         proc, metrics_port = await noop_webhook(kube, Path(tempfile.mkdtemp(prefix="homing-scale-noop-")), lay.burst.ref, kind)
-        lag = (lambda: m.buckets(m.scrape(metrics_port), "homing_event_loop_lag_seconds")) if metrics_port else dict
+        lag = (lambda: m.buckets(scrape(metrics_port), "homing_event_loop_lag_seconds")) if metrics_port else dict
         lag_before = lag()
         api_before, load_before = await m.apiserver_metrics(kube), os.getloadavg()[0]
         made = await creation_burst(kube, lay)

@@ -86,19 +86,13 @@ def share_within(cumulative: Buckets, bound: float) -> float | None:
     return None if total <= 0 else cumulative.get(bound, 0.0) / total
 
 
-def scrape(port: int) -> str:
-    """A local process's Prometheus text (empty when it does not answer)."""
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as resp:
-            return resp.read().decode()
-    except OSError:
-        return ""
-
-
 async def apiserver_metrics(kube: Kube) -> str:
     resp = await kube.api.call_api("/metrics", "GET", header_params={"Accept": "text/plain"},
                                    auth_settings=["BearerToken"], _preload_content=False, _request_timeout=60)
     return (await resp.read()).decode()
+
+
+APISERVER_WEBHOOK_SECONDS = "apiserver_admission_webhook_admission_duration_seconds"
 
 
 def homing_webhook(labels: dict[str, str]) -> bool:

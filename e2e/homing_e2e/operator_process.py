@@ -29,6 +29,15 @@ def _object_name(text: str) -> str:
     return re.sub(r"[^a-z0-9-]", "-", text.lower())[:63].strip("-")
 
 
+def scrape(port: int) -> str:
+    """A local process's Prometheus text (empty while it does not answer)."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as resp:
+            return resp.read().decode()
+    except Exception:
+        return ""
+
+
 class OperatorProcess:
     def __init__(self, kubeconfig: Path, workdir: Path, webhook_host: str = "127.0.0.1", env: dict | None = None) -> None:
         self.kubeconfig = kubeconfig
@@ -83,11 +92,7 @@ class OperatorProcess:
         raise TimeoutError(f"operator not ready: {self.log_path.read_text()[-4000:]}")
 
     def metrics(self) -> str:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=2) as resp:
-                return resp.read().decode()
-        except Exception:
-            return ""
+        return scrape(self.metrics_port)
 
     def metric(self, name: str, **labels: str) -> float:
         """The value of one sample, 0 when absent."""
