@@ -244,7 +244,7 @@ def _targets(runs: dict) -> list[dict]:
     best = min(without) if without else None
     out = []
     for name, h in runs.items():
-        if "homing" not in name or "-no-" in name:
+        if "homing" not in name or parse_variant(name).off:  # ablations show what a preference buys, not targets
             continue
         for label, measure, ok in TARGETS:
             try:

@@ -109,8 +109,7 @@ class Recorder:
     pool_nodes: dict[str, set[str]] = field(default_factory=dict)  # pool key -> nodes it ran on
     nodes: dict[str, dict] = field(default_factory=dict)  # name -> {"ready": bool, "superpod": str}
     replacements: list[Replacement] = field(default_factory=list)
-    latencies: list[float] = field(default_factory=list)
-    latencies_by_phase: dict[str, list[float]] = field(default_factory=dict)  # where in the day the waits were
+    latencies_by_phase: dict[str, list[float]] = field(default_factory=dict)  # create -> bound, by step of the day
     started: list[tuple[str, str]] = field(default_factory=list)  # (node, image) to report
     last_bind: float = 0.0
     last_change: float = 0.0  # a pod created, bound, leaving or deleted (not status chatter)
@@ -202,7 +201,6 @@ class Recorder:
             seen.node, seen.bound = node, now
             self.last_bind = self.last_change = now
             if kind is not None:  # not from the initial listing
-                self.latencies.append(now - seen.seen)
                 self.latencies_by_phase.setdefault(self.phase, []).append(now - seen.seen)
             self._judge(pod, seen, uid)
         if node and not seen.started and pod.get("status", {}).get("phase") == "Running":
@@ -306,7 +304,7 @@ class Recorder:
         home = sum(1 for x in r if x.outcome == "home")
         feasible = [x for x in r if x.feasible]
         home_of_feasible = sum(1 for x in feasible if x.outcome == "home")
-        lat = sorted(self.latencies)
+        lat = sorted(x for waits in self.latencies_by_phase.values() for x in waits)
         return {
             "replacements": len(r),
             "home": home,

@@ -83,3 +83,10 @@ def test_the_all_pulls_target_says_how_low_first_placements_alone_leave_it(tidal
     runs["volcano+homing"] = run(0.9, 20.0)
     (row,) = [r for r in tidal.targets(runs) if r["target"].startswith("all pull minutes")]
     assert row["measured"] == 0.6 and row["floor"] == 0.5
+
+
+def test_ablations_are_not_checked_against_the_targets(tidal):
+    """homing with a preference off shows what that preference buys; it is not a candidate."""
+    runs = {"volcano": run(0.1, 100.0), "volcano+homing": run(0.9, 5.0), "volcano+homing-no-image-warm": run(0.5, 50.0),
+            "volcano-fast-scale-in": run(0.1, 10.0), "volcano+homing-no-free-room-fast-scale-in": run(0.5, 5.0)}
+    assert {r["variant"] for r in tidal.targets(runs)} == {"volcano+homing"}
