@@ -10,6 +10,7 @@ import statistics
 import subprocess
 import tempfile
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from homing_e2e.imagecache import ImageCache
 from homing_e2e.operator_process import OperatorProcess
 
 NPU = "huawei.com/Ascend910"
+NODE_NPUS = 8  # every fake node has 8; every pod of the days asks for a whole node
 NS = "ai"
 KWOK_ANNOTATION = "kwok.x-k8s.io/node"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"  # merges conditions by type
@@ -83,6 +85,18 @@ class Replacement:
     holders: set[str] = field(default_factory=set)  # held-by-*: the pods on the home then (uids)
 
 
+def preferred_terms(pod: dict) -> list[tuple[int, set[str]]]:
+    """The pod's preferred node affinity terms as (weight, the node names they match by name)."""
+    terms = ((pod["spec"].get("affinity") or {}).get("nodeAffinity") or {}).get("preferredDuringSchedulingIgnoredDuringExecution") or []
+    out = []
+    for t in terms:
+        pref = t.get("preference") or {}
+        names = {v for e in (pref.get("matchFields") or []) + (pref.get("matchExpressions") or [])
+                 if e.get("key") in ("metadata.name", "kubernetes.io/hostname") and e.get("operator") == "In" for v in e.get("values") or []}
+        out.append((int(t.get("weight", 0)), names))
+    return out
+
+
 @dataclass
 class PodSeen:
     key: str
@@ -95,6 +109,25 @@ class PodSeen:
     started: bool = False
     replacement: bool = False
     leaving: bool = False  # deletion under way: still holds its NPUs until it is gone
+    warm_room: set[str] = field(default_factory=set)  # a re-placement: nodes holding its image it could have taken (see _warm_room)
+    reason: str = ""  # homing's decision reason, when it made one
+    preferred: list[tuple[int, set[str]]] = field(default_factory=list)  # its preferred node terms: (weight, node names)
+
+
+@dataclass
+class PullRecord:
+    """A re-placement that pulled its image. Cold when no node holding the image could have
+    taken it instead (its `warm_room` empty once the same cycle's binds are known)."""
+
+    phase: str
+    seen: PodSeen
+    minutes: float
+
+    def details(self) -> dict:
+        node, warm = self.seen.node, self.seen.warm_room
+        return {"phase": self.phase, "key": self.seen.key, "node": node, "reason": self.seen.reason, "warm_room": sorted(warm)[:8],
+                # what the pod asked for: each preferred term's weight, and whether it named the node / a warm one
+                "terms": [[w, node in names, bool(names & warm)] for w, names in self.seen.preferred]}
 
 
 @dataclass
@@ -115,6 +148,7 @@ class Recorder:
     last_change: float = 0.0  # a pod created, bound, leaving or deleted (not status chatter)
     replacement_pulls: int = 0
     replacement_pull_minutes: float = 0.0
+    pull_records: list[PullRecord] = field(default_factory=list)  # every re-placement pull, told cold or not at the end
     pulls_by_phase: dict[str, dict[str, int]] = field(default_factory=dict)  # phase -> {"first": n, "replacement": n}
     restarts_by_phase: dict[str, dict[str, int]] = field(default_factory=dict)  # phase -> {job: gang restarts in it}
     released: dict[str, float] = field(default_factory=dict)  # node -> when a pod last left it
@@ -122,6 +156,7 @@ class Recorder:
     phase: str = "dawn"  # set by the day's script as it moves on
     transitions: list[tuple[float, str, str, bool]] = field(default_factory=list)  # (when, phase, node, ready): faults, or flaps
     left_in: dict[str, str] = field(default_factory=dict)  # uid -> the step in which the pod was deleted
+    recent_binds: deque[PodSeen] = field(default_factory=deque)  # re-placements bound within settle_time, oldest first
 
     @staticmethod
     def key_of(pod: dict) -> tuple[str, bool]:
@@ -151,7 +186,7 @@ class Recorder:
         """NPUs free on the node now; a pod being deleted still holds its NPUs, as it
         does for the scheduler until the kubelet (kwok) has removed it."""
         used = sum(p.npus for uid, p in self.pods.items() if uid != exclude and p.node == node)
-        return 8 - used
+        return NODE_NPUS - used
 
     def _holders(self, node: str | None, uid: str) -> set[str]:
         """The pods (uids) on the node besides `uid`, leaving ones included."""
@@ -172,6 +207,19 @@ class Recorder:
         if time.monotonic() - self.released.get(node or "", float("-inf")) < self.settle_time:
             return "just-freed"
         return ""
+
+    def _warm_room(self, image: str, uid: str, npus: int) -> set[str]:
+        """The nodes holding `image` that the scheduler could have given `uid` when it
+        bound, by `_blocked`'s rule: Ready, `npus` free, not just freed. Nodes other pods
+        take in the same cycle are removed later (`_taken_in_same_cycle`)."""
+        used: dict[str, int] = {}
+        for u, p in self.pods.items():  # one pass: this runs while a gang's binds stream in
+            if u != uid and p.node:
+                used[p.node] = used.get(p.node, 0) + p.npus
+        settled = time.monotonic() - self.settle_time
+        return {n for n, state in self.nodes.items()
+                if state["ready"] and NODE_NPUS - used.get(n, 0) >= npus and self.cache.disk(n).has(image)
+                and self.released.get(n, float("-inf")) <= settled}
 
     def pod_event(self, kind: str | None, pod: dict) -> None:
         now = time.monotonic()
@@ -213,6 +261,7 @@ class Recorder:
             if pulled and seen.replacement:
                 self.replacement_pulls += 1
                 self.replacement_pull_minutes += self.cache.pull_minutes_for(seen.image_gb)
+                self.pull_records.append(PullRecord(self.phase, seen, self.cache.pull_minutes_for(seen.image_gb)))
             self.started.append((node, seen.image))
 
     def _judge(self, pod: dict, seen: PodSeen, uid: str) -> None:
@@ -223,13 +272,17 @@ class Recorder:
         self._classify(key, ranked, node, seen, uid)
         if len(self.replacements) > before:
             seen.replacement = True
+            seen.warm_room = self._warm_room(seen.image, uid, seen.npus)
+            seen.preferred = preferred_terms(pod)
+            self.recent_binds.append(seen)
             decision = (pod["metadata"].get("annotations") or {}).get("homing.io/decision")
-            self.replacements[-1].reason = json.loads(decision).get("reason", "") if decision else ""
+            self.replacements[-1].reason = seen.reason = json.loads(decision).get("reason", "") if decision else ""
 
     def _taken_in_same_cycle(self, node: str, now: float) -> None:
         """A home another pod bound to within settle_time (two cycles) of a miss was given
         away in the same scheduling session: a session's bind events arrive in no useful
-        order, so the miss's home only looked free. Such a miss was not feasible."""
+        order, so the miss's home only looked free. Such a miss was not feasible. The same
+        holds for the warm nodes a re-placement could have taken instead of pulling."""
         for r in reversed(self.replacements):
             if now - r.at > self.settle_time:
                 break
@@ -237,6 +290,10 @@ class Recorder:
                 r.free_homes.discard(node)
                 if not r.free_homes:
                     r.feasible, r.blocked = False, "same-cycle"
+        while self.recent_binds and now - (self.recent_binds[0].bound or now) > self.settle_time:
+            self.recent_binds.popleft()
+        for seen in self.recent_binds:
+            seen.warm_room.discard(node)
 
     def _classify(self, key: str, ranked: bool, node: str, seen: PodSeen, uid: str) -> None:
         self._taken_in_same_cycle(node, time.monotonic())
@@ -305,6 +362,10 @@ class Recorder:
         feasible = [x for x in r if x.feasible]
         home_of_feasible = sum(1 for x in feasible if x.outcome == "home")
         lat = sorted(x for waits in self.latencies_by_phase.values() for x in waits)
+        cold = [p for p in self.pull_records if not p.seen.warm_room]
+        pulls_by_phase = {phase: dict(row) for phase, row in self.pulls_by_phase.items()}
+        for p in cold:
+            pulls_by_phase[p.phase]["cold"] = pulls_by_phase[p.phase].get("cold", 0) + 1
         return {
             "replacements": len(r),
             "home": home,
@@ -318,10 +379,13 @@ class Recorder:
             "pull_minutes": round(self.cache.pull_minutes, 1),
             "replacement_pulls": self.replacement_pulls,
             "replacement_pull_minutes": round(self.replacement_pull_minutes, 1),
+            "cold_replacement_pulls": len(cold),
+            "cold_replacement_pull_minutes": round(sum(p.minutes for p in cold), 1),
+            "warm_pull_details": [p.details() for p in self.pull_records if p.seen.warm_room],
             "misses": self.misses(),
             "miss_details": self.miss_details(),
             "by_phase": self.by_phase(),
-            "pulls_by_phase": self.pulls_by_phase,
+            "pulls_by_phase": pulls_by_phase,  # with "cold": the re-placement pulls of the step no placement could avoid
             "restarts_by_phase": self.restarts_by_phase,
             "nodes_dropped": sum(1 for t in self.transitions if not t[3]),  # 2 in the scripted day (its faults); more is flapping
             "create_to_scheduled_p50_s": round(statistics.median(lat), 3) if lat else None,
@@ -419,8 +483,8 @@ class TidalCluster:
         labels = {"kubernetes.io/hostname": name, "type": "kwok", SUPERPOD: f"sp{sp}", RACK: f"r{rack}"}
         body = {"apiVersion": "v1", "kind": "Node",
                 "metadata": {"name": name, "labels": labels, "annotations": {KWOK_ANNOTATION: "fake"}},
-                "status": {"capacity": {NPU: "8", "cpu": "192", "memory": "2Ti", "pods": "110"},
-                           "allocatable": {NPU: "8", "cpu": "192", "memory": "2Ti", "pods": "110"}}}
+                "status": {"capacity": {NPU: str(NODE_NPUS), "cpu": "192", "memory": "2Ti", "pods": "110"},
+                           "allocatable": {NPU: str(NODE_NPUS), "cpu": "192", "memory": "2Ti", "pods": "110"}}}
         await self.kube.request("POST", "/api/v1/nodes", body=body)
 
     async def _all_ready(self) -> bool:

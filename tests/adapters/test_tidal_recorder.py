@@ -168,3 +168,39 @@ def test_waits_are_told_per_step_of_the_day(rec: Recorder, clock: Clock):
     clock.now += 3.0
     rec.pod_event("MODIFIED", replica("r1", "c"))
     assert rec.summary()["create_to_scheduled_p50_by_phase"] == {"dawn": [2, 1.0], "night": [1, 3.0]}
+
+
+@pytest.mark.parametrize("warm_node, cold", [("free", 0), ("held", 1), ("not-ready", 1), ("just-freed", 1)])
+def test_a_pull_is_cold_when_no_node_holding_the_image_had_room(rec, clock, warm_node, cold):
+    """A re-placement that pulled although node a (its image cached there) had room could
+    have been spared the pull; with a busy, down or just freed, no placement could."""
+    first_run_then_gone(rec, clock)  # rank 0 ran on a: a holds train's image
+    if warm_node == "held":
+        rec.pod_event("ADDED", replica("s1", "a"))
+    elif warm_node == "not-ready":
+        rec.node_event("MODIFIED", node("a", ready=False))
+    elif warm_node == "just-freed":  # the scheduler's snapshot may still show a busy
+        rec.pod_event("ADDED", replica("s1", "a"))
+        clock.now += 5
+        rec.pod_event("DELETED", replica("s1", "a"))
+        clock.now += rec.settle_time / 2
+    rec.phase = "faults"
+    rec.pod_event("MODIFIED", rank_pod("p2", 0, "c"))  # binds and runs on c: a pull
+    summary = rec.summary()
+    assert summary["replacement_pulls"] == 1
+    assert summary["cold_replacement_pulls"] == cold
+    assert summary["cold_replacement_pull_minutes"] == (4.0 if cold else 0.0)  # 30 GB at 1 Gb/s
+    assert summary["pulls_by_phase"]["faults"].get("cold", 0) == cold
+
+
+@pytest.mark.parametrize("later, cold", [(0.5, 1), (2.0, 0)])
+def test_a_warm_node_taken_in_the_same_cycle_leaves_the_pull_cold(rec, clock, later, cold):
+    """Node a looked free and warm when rank 0 bound to c, but a replica bound to a in the
+    same session (within settle_time): the scheduler had given it away already."""
+    first_run_then_gone(rec, clock)
+    rec.pod_event("MODIFIED", rank_pod("p2", 0, "c"))  # pulls on c
+    clock.now += rec.settle_time * later
+    rec.pod_event("ADDED", replica("s1", "a"))
+    summary = rec.summary()
+    assert (summary["replacement_pulls"], summary["cold_replacement_pulls"]) == (1, cold)
+    assert [d["warm_room"] for d in summary["warm_pull_details"]] == ([] if cold else [["a"]])
