@@ -230,12 +230,16 @@ FLOORS = {  # the lowest a target's measure can go in this run, whatever the pla
     # all pulls: this run's first placements alone (nothing holds a first image anywhere)
     "all pull minutes <= 0.60 x Volcano's":
         lambda h, v, best: ratio(h["pull_minutes"] - h["replacement_pull_minutes"], v["pull_minutes"]),
-    # re-placement pulls: the cold ones alone (no Ready node holding the image had room when the pod bound)
-    "re-placement pull minutes <= 0.30 x Volcano's":
-        lambda h, v, best: ratio(h["cold_replacement_pull_minutes"], v["replacement_pull_minutes"]),
-    "re-placement pull minutes <= 0.5 x best without homing":
-        lambda h, v, best: ratio(h["cold_replacement_pull_minutes"], best),
+    # re-placement pulls: the cold ones alone (no node holding the image could have taken the
+    # pod as it bound); beside it, those with none left once the same cycle's binds are known
+    "re-placement pull minutes <= 0.30 x Volcano's": lambda h, v, best: cold_floor(h, v["replacement_pull_minutes"]),
+    "re-placement pull minutes <= 0.5 x best without homing": lambda h, v, best: cold_floor(h, best),
 }
+
+
+def cold_floor(h: dict, against: float | None) -> str:
+    """'certain / with the same cycle's binds' as ratios of `against`."""
+    return f"{ratio(h['cold_at_bind_replacement_pull_minutes'], against)} / {ratio(h['cold_replacement_pull_minutes'], against)}"
 
 
 def targets(runs: dict) -> list[dict]:
@@ -292,8 +296,8 @@ def table(data: dict) -> str:
                 lines += ["", "| homing variant | target | measured | met | floor (no placement avoids) |", "|---|---|---|---|---|"]
                 lines += [f"| {c['variant']} | {c['target']} | {c['measured']} | {c['met']} | {c.get('floor', '')} |" for c in checks]
             lines += ["", "Per step (summed over the repeats): re-placements / home / feasible; why home was not "
-                      "free; pulls (first placements, re-placements, the cold ones of those: no node holding the image "
-                      "had room); gang restarts", "",
+                      "free; pulls (first placements, re-placements, and of those the cold ones — no node holding the image "
+                      "could have taken the pod: as it bound – also counting the same cycle's binds); gang restarts", "",
                       "| variant | step | re-placements | home | feasible | home not free because | pulls first / re (cold) | restarts |",
                       "|---|---|---|---|---|---|---|---|"]
             for name, r in runs.items():
@@ -305,7 +309,7 @@ def table(data: dict) -> str:
                     why = ", ".join(f"{k.split(':', 1)[1]} {n}" for k, n in sorted(row.items()) if k.startswith("blocked:"))
                     lines.append(f"| {name} | {step} | {row.get('replacements', 0)} | {row.get('home', 0)} | "
                                  f"{row.get('feasible', 0)} | {why} | {pulls.get('first', 0)} / {pulls.get('replacement', 0)} "
-                                 f"({pulls.get('cold', '-')}) | {restarts} |")
+                                 f"({pulls.get('cold-at-bind', 0)}–{pulls.get('cold', 0)}) | {restarts} |")
             lines.append("")
     return "\n".join(lines)
 

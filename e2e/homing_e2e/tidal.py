@@ -110,6 +110,7 @@ class PodSeen:
     replacement: bool = False
     leaving: bool = False  # deletion under way: still holds its NPUs until it is gone
     warm_room: set[str] = field(default_factory=set)  # a re-placement: nodes holding its image it could have taken (see _warm_room)
+    warm_at_bind: frozenset[str] = frozenset()  # those nodes as it bound, before the same cycle's binds were known
     reason: str = ""  # homing's decision reason, when it made one
     preferred: list[tuple[int, set[str]]] = field(default_factory=list)  # its preferred node terms: (weight, node names)
 
@@ -117,16 +118,18 @@ class PodSeen:
 @dataclass
 class PullRecord:
     """A re-placement that pulled its image. Cold when no node holding the image could have
-    taken it instead (its `warm_room` empty once the same cycle's binds are known)."""
+    taken it instead: none as it bound (certain), or none left once the same cycle's binds
+    are known (`warm_room` empty; a node taken one cycle later counts as taken too)."""
 
     phase: str
     seen: PodSeen
     minutes: float
 
     def details(self) -> dict:
-        node, warm = self.seen.node, self.seen.warm_room
-        return {"phase": self.phase, "key": self.seen.key, "node": node, "reason": self.seen.reason, "warm_room": sorted(warm)[:8],
-                # what the pod asked for: each preferred term's weight, and whether it named the node / a warm one
+        node, warm = self.seen.node, self.seen.warm_at_bind
+        return {"phase": self.phase, "key": self.seen.key, "node": node, "reason": self.seen.reason,
+                "warm_at_bind": sorted(warm)[:8], "warm_after_the_cycle": sorted(self.seen.warm_room)[:8],
+                # what the pod asked for: each preferred term's weight, and whether it named the node / a node warm as it bound
                 "terms": [[w, node in names, bool(names & warm)] for w, names in self.seen.preferred]}
 
 
@@ -273,6 +276,7 @@ class Recorder:
         if len(self.replacements) > before:
             seen.replacement = True
             seen.warm_room = self._warm_room(seen.image, uid, seen.npus)
+            seen.warm_at_bind = frozenset(seen.warm_room)
             seen.preferred = preferred_terms(pod)
             self.recent_binds.append(seen)
             decision = (pod["metadata"].get("annotations") or {}).get("homing.io/decision")
@@ -363,9 +367,11 @@ class Recorder:
         home_of_feasible = sum(1 for x in feasible if x.outcome == "home")
         lat = sorted(x for waits in self.latencies_by_phase.values() for x in waits)
         cold = [p for p in self.pull_records if not p.seen.warm_room]
+        cold_at_bind = [p for p in self.pull_records if not p.seen.warm_at_bind]
         pulls_by_phase = {phase: dict(row) for phase, row in self.pulls_by_phase.items()}
-        for p in cold:
-            pulls_by_phase[p.phase]["cold"] = pulls_by_phase[p.phase].get("cold", 0) + 1
+        for label, pulls in (("cold", cold), ("cold-at-bind", cold_at_bind)):
+            for p in pulls:
+                pulls_by_phase[p.phase][label] = pulls_by_phase[p.phase].get(label, 0) + 1
         return {
             "replacements": len(r),
             "home": home,
@@ -381,11 +387,13 @@ class Recorder:
             "replacement_pull_minutes": round(self.replacement_pull_minutes, 1),
             "cold_replacement_pulls": len(cold),
             "cold_replacement_pull_minutes": round(sum(p.minutes for p in cold), 1),
-            "warm_pull_details": [p.details() for p in self.pull_records if p.seen.warm_room],
+            "cold_at_bind_replacement_pulls": len(cold_at_bind),
+            "cold_at_bind_replacement_pull_minutes": round(sum(p.minutes for p in cold_at_bind), 1),
+            "warm_pull_details": [p.details() for p in self.pull_records if p.seen.warm_at_bind],
             "misses": self.misses(),
             "miss_details": self.miss_details(),
             "by_phase": self.by_phase(),
-            "pulls_by_phase": pulls_by_phase,  # with "cold": the re-placement pulls of the step no placement could avoid
+            "pulls_by_phase": pulls_by_phase,  # with the step's cold re-placement pulls ("cold-at-bind", "cold")
             "restarts_by_phase": self.restarts_by_phase,
             "nodes_dropped": sum(1 for t in self.transitions if not t[3]),  # 2 in the scripted day (its faults); more is flapping
             "create_to_scheduled_p50_s": round(statistics.median(lat), 3) if lat else None,

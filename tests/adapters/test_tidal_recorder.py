@@ -190,6 +190,7 @@ def test_a_pull_is_cold_when_no_node_holding_the_image_had_room(rec, clock, warm
     assert summary["replacement_pulls"] == 1
     assert summary["cold_replacement_pulls"] == cold
     assert summary["cold_replacement_pull_minutes"] == (4.0 if cold else 0.0)  # 30 GB at 1 Gb/s
+    assert summary["cold_at_bind_replacement_pulls"] == cold  # nothing bound after it: the two counts agree
     assert summary["pulls_by_phase"]["faults"].get("cold", 0) == cold
 
 
@@ -203,4 +204,6 @@ def test_a_warm_node_taken_in_the_same_cycle_leaves_the_pull_cold(rec, clock, la
     rec.pod_event("ADDED", replica("s1", "a"))
     summary = rec.summary()
     assert (summary["replacement_pulls"], summary["cold_replacement_pulls"]) == (1, cold)
-    assert [d["warm_room"] for d in summary["warm_pull_details"]] == ([] if cold else [["a"]])
+    assert summary["cold_at_bind_replacement_pulls"] == 0  # as it bound, a was free and warm
+    [details] = summary["warm_pull_details"]
+    assert (details["warm_at_bind"], details["warm_after_the_cycle"]) == (["a"], [] if cold else ["a"])
