@@ -86,7 +86,8 @@ class Replacement:
 
 
 def preferred_terms(pod: dict) -> list[tuple[int, set[str]]]:
-    """The pod's preferred node affinity terms as (weight, the node names they match by name)."""
+    """The pod's preferred node affinity terms as (weight, the node names they match by name:
+    homing's terms use the hostname label by default, a user's may use the name field)."""
     terms = ((pod["spec"].get("affinity") or {}).get("nodeAffinity") or {}).get("preferredDuringSchedulingIgnoredDuringExecution") or []
     out = []
     for t in terms:
@@ -149,8 +150,6 @@ class Recorder:
     started: list[tuple[str, str]] = field(default_factory=list)  # (node, image) to report
     last_bind: float = 0.0
     last_change: float = 0.0  # a pod created, bound, leaving or deleted (not status chatter)
-    replacement_pulls: int = 0
-    replacement_pull_minutes: float = 0.0
     pull_records: list[PullRecord] = field(default_factory=list)  # every re-placement pull, told cold or not at the end
     pulls_by_phase: dict[str, dict[str, int]] = field(default_factory=dict)  # phase -> {"first": n, "replacement": n}
     restarts_by_phase: dict[str, dict[str, int]] = field(default_factory=dict)  # phase -> {job: gang restarts in it}
@@ -160,6 +159,14 @@ class Recorder:
     transitions: list[tuple[float, str, str, bool]] = field(default_factory=list)  # (when, phase, node, ready): faults, or flaps
     left_in: dict[str, str] = field(default_factory=dict)  # uid -> the step in which the pod was deleted
     recent_binds: deque[PodSeen] = field(default_factory=deque)  # re-placements bound within settle_time, oldest first
+
+    @property
+    def replacement_pulls(self) -> int:
+        return len(self.pull_records)
+
+    @property
+    def replacement_pull_minutes(self) -> float:
+        return sum(p.minutes for p in self.pull_records)
 
     @staticmethod
     def key_of(pod: dict) -> tuple[str, bool]:
@@ -262,8 +269,6 @@ class Recorder:
                 kind = "replacement" if seen.replacement else "first"
                 row[kind] = row.get(kind, 0) + 1
             if pulled and seen.replacement:
-                self.replacement_pulls += 1
-                self.replacement_pull_minutes += self.cache.pull_minutes_for(seen.image_gb)
                 self.pull_records.append(PullRecord(self.phase, seen, self.cache.pull_minutes_for(seen.image_gb)))
             self.started.append((node, seen.image))
 
