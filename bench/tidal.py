@@ -169,8 +169,11 @@ async def run(variant: str, day_name: str, superpods: int, volcano_args: tuple[s
                      tide=tide_of(base, d), controller_manager_args=setting.controller_manager)
     try:
         await c.start()
+        before = c.cpu_seconds()
         await day(c, d)
-        result = {**c.recorder.summary(), "gang_restarts": await c.gang_restarts()}
+        after = c.cpu_seconds()
+        cpu = {name: round(after[name] - before.get(name, 0.0), 1) for name in after}  # seconds of CPU during the day
+        result = {**c.recorder.summary(), "gang_restarts": await c.gang_restarts(), "cpu_s": cpu}
     finally:
         await c.stop()
         for k, v in saved.items():

@@ -410,6 +410,15 @@ class Recorder:
 
 # -- the cluster -------------------------------------------------------------------------------
 
+def process_cpu_seconds(pid: int) -> float:
+    """User and system CPU time of a process (Linux /proc; 0 where it cannot be read)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime (fields 14, 15)
+
+
 class TidalCluster:
     """One run: its own control plane, Volcano, kwok, nodes, and homing when asked."""
 
@@ -592,6 +601,13 @@ class TidalCluster:
 
     def nodes_of(self, key_prefix: str) -> list[str]:
         return sorted({p.node for p in self.recorder.pods.values() if p.node and not p.leaving and p.key.startswith(key_prefix)})
+
+    def cpu_seconds(self) -> dict[str, float]:
+        """CPU time used so far by the scheduler, the API server and homing: on a machine of
+        two cores, whatever homing uses is taken from the others."""
+        procs = {name: self.cp.procs.get(name) for name in ("vc-scheduler", "kube-apiserver")}
+        procs["homing"] = self.operator.proc if self.operator else None
+        return {name: round(process_cpu_seconds(proc.pid), 1) for name, proc in procs.items() if proc and proc.poll() is None}
 
     async def stop(self) -> None:
         for task in self.tasks:

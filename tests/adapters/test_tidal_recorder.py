@@ -207,3 +207,16 @@ def test_a_warm_node_taken_in_the_same_cycle_leaves_the_pull_cold(rec, clock, la
     assert summary["cold_at_bind_replacement_pulls"] == 0  # as it bound, a was free and warm
     [details] = summary["warm_pull_details"]
     assert (details["warm_at_bind"], details["warm_after_the_cycle"]) == (["a"], [] if cold else ["a"])
+
+
+def test_cpu_seconds_of_a_process_come_from_proc_and_grow_with_work():
+    import os
+
+    from homing_e2e.tidal import process_cpu_seconds
+
+    before = process_cpu_seconds(os.getpid())
+    deadline = time.process_time() + 0.3
+    while time.process_time() < deadline:  # burn 0.3 s of CPU
+        pass
+    assert process_cpu_seconds(os.getpid()) - before >= 0.2
+    assert process_cpu_seconds(2**22 + 1) == 0.0  # beyond pid_max: no such process
