@@ -300,7 +300,8 @@ def table(data: dict) -> str:
                 lines += [f"| {c['variant']} | {c['target']} | {c['measured']} | {c['met']} | {c.get('floor', '')} |" for c in checks]
             lines += ["", "Per step (summed over the repeats): re-placements / home / feasible; why home was not "
                       "free; pulls (first placements, re-placements, and of those the cold ones — no node holding the image "
-                      "could have taken the pod: as it bound – also counting the same cycle's binds); gang restarts", "",
+                      "could have taken the pod: as it bound – also counting the same cycle's binds; ? where the run did not "
+                      "count it); gang restarts", "",
                       "| variant | step | re-placements | home | feasible | home not free because | pulls first / re (cold) | restarts |",
                       "|---|---|---|---|---|---|---|---|"]
             for name, r in runs.items():
@@ -310,9 +311,11 @@ def table(data: dict) -> str:
                     pulls = (r.get("pulls_by_phase") or {}).get(step, {})
                     restarts = sum(((r.get("restarts_by_phase") or {}).get(step) or {}).values())
                     why = ", ".join(f"{k.split(':', 1)[1]} {n}" for k, n in sorted(row.items()) if k.startswith("blocked:"))
+                    cold = "–".join(str(pulls.get(label, 0)) if measured else "?" for label, measured in (
+                        ("cold-at-bind", "cold_at_bind_replacement_pulls" in r), ("cold", "cold_replacement_pulls" in r)))
                     lines.append(f"| {name} | {step} | {row.get('replacements', 0)} | {row.get('home', 0)} | "
                                  f"{row.get('feasible', 0)} | {why} | {pulls.get('first', 0)} / {pulls.get('replacement', 0)} "
-                                 f"({pulls.get('cold-at-bind', 0)}–{pulls.get('cold', 0)}) | {restarts} |")
+                                 f"({cold}) | {restarts} |")
             lines.append("")
     return "\n".join(lines)
 

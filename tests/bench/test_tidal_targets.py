@@ -105,3 +105,14 @@ def test_the_replacement_pull_targets_say_how_low_cold_pulls_leave_them(tidal):
     del runs["volcano+gangpreempt+homing"]["cold_at_bind_replacement_pull_minutes"]
     rows = {r["target"]: r for r in tidal.targets(runs)}
     assert "floor" not in rows["re-placement pull minutes <= 0.5 x best without homing"]
+
+
+def test_a_run_that_did_not_count_cold_pulls_shows_a_question_mark_not_zero(tidal):
+    """Runs recorded before a count existed must not read as 'no cold pull'."""
+    step = {"by_phase": {"night": {"replacements": 2, "home": 1, "feasible": 1}},
+            "pulls_by_phase": {"night": {"replacement": 1, "cold": 1}}}
+    runs = {"old": {**step, "cold_replacement_pulls": 1},
+            "new": {**step, "cold_replacement_pulls": 1, "cold_at_bind_replacement_pulls": 0}}
+    text = tidal.table({"days": {"tidal": {"64": runs}}})
+    assert "| old | night | 2 | 1 | 1 |  | 0 / 1 (?–1) |" in text
+    assert "| new | night | 2 | 1 | 1 |  | 0 / 1 (0–1) |" in text
