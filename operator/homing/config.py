@@ -16,19 +16,23 @@ class Weights(BaseModel):
     """Preferred-term weights (SPEC 4.3). Validated at start-up: they must keep the order."""
 
     home: int = 100
-    domains: list[int] = Field(default_factory=lambda: [50, 25, 12])  # innermost first
-    # SPEC 4.4 inside a level: image-warm and clear > image-warm > clear > the rest. With the
-    # outermost domain at 12 and Kubernetes' normalisation step of 3, 6 and 3 is the largest
-    # pair that fits (SPEC 4.3's keep-clear 5 cannot have an image-warm step above it).
-    image_warm: int = 6
-    keep_clear: int = 3  # not a vacant home (of any owner, siblings included)
-    # Nothing free (SPEC 4.4.3): the chosen victim's nodes. Only for pods without domain
-    # terms, where it acts as one more level: above image-warm and clear (6 + 3 + step 3).
-    displace: int = 12
+    # The order of docs/behaviour.md ("Weights") after Kubernetes' normalisation, with a
+    # claimed home below every other node by enough to outweigh the scheduler's image
+    # locality: the claimed term lifts the best node's sum to ~450, so a normalisation step
+    # is 5 and each step of the order is at least that (engine/weights.py proves it).
+    domains: list[int] = Field(default_factory=lambda: [32, 26, 20])  # innermost first
+    image_warm: int = 10  # inside a level: warm and clear > warm > clear > the rest
+    keep_clear: int = 5  # not a vacant home (of any owner, siblings included)
+    # Nothing free: the chosen victim's nodes. Only for pods without domain terms, where
+    # it acts as one more level: above image-warm and clear (10 + 5 and a step of 5).
+    displace: int = 20
     # Beside the displace term: nodes free at admission, above displace (a freed victim
     # node is a gang's home) and below displace + image-warm (engine/rules/free_room.py).
-    free_room: int | None = None  # None: displace + half of image_warm (15)
+    free_room: int | None = None  # None: displace + half of image_warm (25)
     avoid_fault: int = 100
+    # NotIn claimed homes (and the rank's fault nodes): carried by two terms (100 + 60),
+    # since Kubernetes caps one term at 100. Outweighs domains + image locality.
+    claimed: int = 160
     pool_home: int = 100
     pool_other: int = 50
 
@@ -48,7 +52,11 @@ class Weights(BaseModel):
 class Preferences(BaseModel):
     """SPEC 4.4: what a pod prefers beyond its home; each can be switched off."""
 
+    claimed_homes: bool = True  # keep off vacant homes whose pods are expected back (every pod)
     image_warm: bool = True  # nodes that hold the pod's images (kubelet status, where they ran)
+    # Tenant-strict clusters: image-warm from homing's memory of the pod's own namespace only,
+    # not from kubelet reports (which show where any tenant's images are).
+    image_warm_namespace_only: bool = False
     vacant_homes: bool = True  # keep clear of every owner's vacant homes, not only siblings'
     displace_few: bool = True  # nothing free: the burst prefers one lower-priority workload's nodes
     free_room: bool = True  # beside displace few: the nodes free at admission first

@@ -115,9 +115,9 @@ def snapshot(nodes: Mapping[str, Health] | Iterable[str] = (), topology: Mapping
 
 
 def context(key: str, mem: OwnerMemory | None, snap: ClusterSnapshot, settings: Settings | None = None,
-            now: float = NOW) -> RankContext:
+            now: float = NOW, **extra) -> RankContext:
     s = settings or Settings()
-    return RankContext(
+    return RankContext(**extra,
         rank=rank(key),
         memory=mem,
         snapshot=snap,
@@ -148,9 +148,15 @@ def node_obj(name: str = "n1", ready: str | None = "True", taints: Iterable[str]
 
 
 def by_role(terms) -> dict:
-    """Terms by role (each strategy emits at most one term of a role)."""
+    """Terms by role (each strategy emits at most one term of a role, but for the claimed
+    weight, which two terms with the same list carry: here the first, its weight summed)."""
     out = {}
     for t in terms:
+        if t.role == "claimed" and "claimed" in out:
+            first = out["claimed"]
+            assert t.values == first.values, "claimed terms list different nodes"
+            out["claimed"] = first.model_copy(update={"weight": first.weight + t.weight})
+            continue
         assert t.role not in out, f"two {t.role} terms"
         out[t.role] = t
     return out

@@ -121,7 +121,7 @@ def _event(index, event, uid, node, phase="Running", ref=None, deleting=False):
 def test_a_home_left_is_vacant_until_its_owner_comes_back_and_images_are_remembered():
     index, job = MemoryIndex(), owner(kind="Job", uid="lj")
     _event(index, "ADDED", "p1", "n1", ref=job)
-    assert index.warm_nodes((IMAGE,)) == ["n1"]
+    assert index.warm_nodes((IMAGE,), "ns") == ["n1"] and index.warm_nodes((IMAGE,), "other") == []
     _event(index, "MODIFIED", "p1", "n1", ref=job, deleting=True)
     assert list(index.vacant_homes()) == ["n1"], "vacant as soon as its pod is going"
     _event(index, "DELETED", "p1", "n1", ref=job, deleting=True)
@@ -158,7 +158,8 @@ def test_a_first_placement_prefers_warm_nodes_and_keeps_clear_of_vacant_homes(pr
     index, job, other = MemoryIndex(), owner(kind="Job", uid="fj"), owner(kind="Job", uid="other")
     index.record_bind(other, "0", "n1", (), NOW)
     index.vacate("n1", other.key, NOW)
-    index.ran_images((IMAGE,), "n2", NOW)  # homing saw it run there; the kubelet reports n3, n4 (n5 unhealthy)
+    index.ran_images((IMAGE,), "n2", NOW, "ns")  # homing saw it run there; the kubelet reports n3, n4 (n5 unhealthy)
+    index.ran_images((IMAGE,), "n0", NOW, "tenant-b")  # another namespace's run: not this pod's to know
     settings = Settings(preferences=preferences)
     d = decide(_ranked_pod(job), index, WorkloadIndex(), _cluster(), settings, NOW)
     assert {t.role: t.values for t in d.terms} == roles

@@ -1,6 +1,8 @@
-"""SPEC 4.4's extended order as a property: score random clusters the way Kubernetes
-scores preferred node affinity and check that, below the home and above a fault, nodes
-rank image-warm and clear of vacant homes > image-warm > clear > the rest."""
+"""The extended order as a property: score random clusters the way Kubernetes scores
+preferred node affinity and check that, below the home and above a fault, nodes rank
+image-warm and nobody's vacant home > image-warm, an unclaimed vacant home > cold and
+nobody's vacant home > cold, an unclaimed vacant home > a claimed home (a sibling's, or
+that of another workload still waiting for its pods)."""
 from __future__ import annotations
 
 import random
@@ -13,7 +15,7 @@ from hypothesis import strategies as st
 from homing.config import Settings
 from homing.engine.admission import decide
 from homing.engine.identity import WorkloadIndex
-from homing.engine.memory.index import MemoryIndex
+from homing.engine.memory.index import LivePod, MemoryIndex
 from homing.engine.model import ClusterSnapshot, Health, NodeState
 
 from .helpers import NOW, PREFERRED, k8s_scores, owner, pod
@@ -32,13 +34,14 @@ def clusters(draw):
     vacant = {n for n in names if rng.random() < 0.25}
     faults = {n for n in names if rng.random() < 0.08}
     rankless = draw(st.booleans())
-    return names, holders, ran_on, ranks, vacant, faults, rankless
+    stranger_waits = draw(st.booleans())  # the other workload has a pod pending: its vacant homes are claimed
+    return names, holders, ran_on, ranks, vacant, faults, rankless, stranger_waits
 
 
 @hsettings(max_examples=300, deadline=None)
 @given(c=clusters())
 def test_beyond_home_order_holds(c):
-    names, holders, ran_on, ranks, vacant, faults, rankless = c
+    names, holders, ran_on, ranks, vacant, faults, rankless, stranger_waits = c
     job, stranger = owner(kind="Job", uid="job"), owner(kind="Job", uid="stranger")
     index = MemoryIndex()
     for r, node in ranks.items():
@@ -46,9 +49,11 @@ def test_beyond_home_order_holds(c):
     for node in vacant:
         index.record_bind(stranger, f"s/{node[1:]}", node, (), NOW - 50)
         index.vacate(node, stranger.key, NOW - 50)
-    index.ran_images((IMAGE,), "placeholder", NOW - 60)
+    if stranger_waits:
+        index.pod_seen("stranger-pending", LivePod(stranger.key, "s/0", None))
+    index.ran_images((IMAGE,), "placeholder", NOW - 60, "ns")
     for node in ran_on:
-        index.ran_images((IMAGE,), node, NOW - 40)
+        index.ran_images((IMAGE,), node, NOW - 40, "ns")
     picked = "0"
     if not rankless and picked in ranks:
         for node in faults:
@@ -70,9 +75,13 @@ def test_beyond_home_order_holds(c):
     if rankless:  # the job's own remembered nodes are not a pool: ranked pods made them
         siblings = set()
 
+    claimed = siblings | (vacant if stranger_waits else set())  # no pod of the job holds a home: all claimed
+
     def rank_of(n: str) -> int:
+        if n in claimed:
+            return 4
         warm = n in holders or n in ran_on
-        clear = n not in siblings and n not in vacant
+        clear = n not in vacant
         return {(True, True): 0, (True, False): 1, (False, True): 2, (False, False): 3}[(warm, clear)]
 
     for a in others:

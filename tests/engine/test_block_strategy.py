@@ -12,6 +12,7 @@ from homing.config import Settings
 from homing.engine.admission import decide
 from homing.engine.identity import WorkloadIndex
 from homing.engine.memory import MemoryIndex
+from homing.engine.memory.index import LivePod
 from homing.engine.model import ClusterSnapshot, DomainExpr, Health, NodeState, Operator
 
 from .helpers import HOSTNAME, NOW, PREFERRED, npu_pod, owner, podgroup
@@ -42,11 +43,13 @@ def labelled_cluster(unhealthy=(), gone=(), keyless=False) -> ClusterSnapshot:
 
 
 def setup(ranks: dict, snap: ClusterSnapshot, faults: dict | None = None, kind: str = "StatefulSet"):
-    """An index remembering `ranks` (rank -> node) with each node's path in `snap`."""
+    """An index remembering `ranks` (rank -> node) with each node's path in `snap`, each
+    rank's pod running there (no home is vacant: none is claimed)."""
     index, workloads = MemoryIndex(), WorkloadIndex()
     ref = owner(kind=kind, name="job")
     for key, node in ranks.items():
         index.record_bind(ref, key, node, snap.topology(node), NOW - 100)
+        index.pod_seen(f"pod-{key}", LivePod(ref.key, key, node, running=True))
     for key, nodes in (faults or {}).items():
         for node in nodes:
             index.record_fault(ref.key, key, node, NOW - 10, SETTINGS.lifetimes.fault_memory_seconds)
@@ -55,6 +58,15 @@ def setup(ranks: dict, snap: ClusterSnapshot, faults: dict | None = None, kind: 
 
 def summary(decision) -> list[tuple]:
     return [(t.role, t.weight, t.key, t.operator.value, t.values) for t in decision.terms]
+
+
+def with_claimed(terms: list[tuple]) -> list[tuple]:
+    """The claimed term (two terms: 100 + 60) lists the avoided nodes too, after avoid."""
+    out = list(terms)
+    for t in terms:
+        if t[0] == "avoid":
+            out += [("claimed", 100, HOSTNAME, "NotIn", t[4]), ("claimed", 60, HOSTNAME, "NotIn", t[4])]
+    return out
 
 
 def record(decision) -> dict:
@@ -102,57 +114,57 @@ class Case:
 
 CASES = [
     pytest.param(Case(SP_BLOCK_32, FIRST_BLOCK, 2,
-                      [home("a3"), dom("superPod", 50, SP_KEY, "S1"), clear("a1", "a2", "a4")],
+                      [home("a3"), dom("superPod", 32, SP_KEY, "S1"), clear("a1", "a2", "a4")],
                       ["superPod=S1"], "super-pod"), id="super-pod-home-and-domain"),
     pytest.param(Case(SP_BLOCK_32, {"0": "a1", "1": "a2", "2": "b1"}, 3,
-                      [dom("superPod", 50, SP_KEY, "S1"), clear("a1", "a2", "b1")],
+                      [dom("superPod", 32, SP_KEY, "S1"), clear("a1", "a2", "b1")],
                       ["superPod=S1"], "super-pod", outcome="domain", reason="no-memory"),
                  id="super-pod-new-rank-goes-to-block-majority"),
     pytest.param(Case(SP_BLOCK_32, {"0": "a1", "1": "a2", "2": "a3", "5": "b2"}, 4,
-                      [dom("superPod", 50, SP_KEY, "S2"), clear("a1", "a2", "a3", "b2")],
+                      [dom("superPod", 32, SP_KEY, "S2"), clear("a1", "a2", "a3", "b2")],
                       ["superPod=S2"], "super-pod", outcome="domain", reason="no-memory"),
                  id="super-pod-second-block-own-domain"),
     pytest.param(Case({}, FIRST_BLOCK, 2, [home("a3"), clear("a1", "a2", "a4")], [], "node"),
                  id="node-kind-no-domain-terms"),
     pytest.param(Case(RACK_SP, FIRST_BLOCK, 2,
-                      [home("a3"), dom("rack", 50, RACK_KEY, "r2"), dom("superPod", 25, SP_KEY, "S1"),
+                      [home("a3"), dom("rack", 32, RACK_KEY, "r2"), dom("superPod", 26, SP_KEY, "S1"),
                        clear("a1", "a2", "a4")],
                       ["rack=r2", "superPod=S1"], "rack-super-pod"), id="rack-then-super-pod"),
     pytest.param(Case(RACK_SP, FIRST_BLOCK, 2,
-                      [home("a3"), dom("rack", 50, HOSTNAME, "a3", "a4"), dom("superPod", 25, HOSTNAME, "a1", "a2", "a3", "a4"),
+                      [home("a3"), dom("rack", 32, HOSTNAME, "a3", "a4"), dom("superPod", 26, HOSTNAME, "a1", "a2", "a3", "a4"),
                        clear("a1", "a2", "a4")],
                       ["rack=r2", "superPod=S1"], "rack-super-pod", keyless=True), id="no-label-key-hostnames"),
     pytest.param(Case(RACK_SP, FIRST_BLOCK, 2,
-                      [home("a3"), dom("rack", 50, RACK_KEY, "r2"), dom("superPod", 25, SP_KEY, "S1"),
+                      [home("a3"), dom("rack", 32, RACK_KEY, "r2"), dom("superPod", 26, SP_KEY, "S1"),
                        clear("a1", "a2", "a4"), avoid("a1", "a4")],
                       ["rack=r2", "superPod=S1"], "rack-super-pod", avoided=["a1", "a4"], unhealthy=("a1", "a4", "b1")),
                  id="unhealthy-nodes-in-domains-avoided-others-not"),
     pytest.param(Case(RACK_SP, {**FIRST_BLOCK, "2": "b3"}, 2,
-                      [home("b3"), dom("rack", 50, RACK_KEY, "r4"), dom("superPod", 25, SP_KEY, "S1"),
+                      [home("b3"), dom("rack", 32, RACK_KEY, "r4"), dom("superPod", 26, SP_KEY, "S1"),
                        clear("a1", "a2", "a4")],
                       ["rack=r4", "superPod=S1"], "rack-super-pod"),
                  id="rack-tie-to-own-rank-super-pod-majority"),
     pytest.param(Case(RACK_SP, FIRST_BLOCK, 2,
-                      [dom("rack", 50, RACK_KEY, "r2"), dom("superPod", 25, SP_KEY, "S1"), clear("a1", "a2", "a4"),
+                      [dom("rack", 32, RACK_KEY, "r2"), dom("superPod", 26, SP_KEY, "S1"), clear("a1", "a2", "a4"),
                        avoid("a3")],
                       ["rack=r2", "superPod=S1"], "rack-super-pod", outcome="domain", reason="home-unhealthy",
                       avoided=["a3"], unhealthy=("a3",)),
                  id="unhealthy-home-domain-terms-kept"),
     pytest.param(Case(RACK_SP, FIRST_BLOCK, 2,
-                      [dom("rack", 50, RACK_KEY, "r2"), dom("superPod", 25, SP_KEY, "S1"), clear("a1", "a2", "a4"),
+                      [dom("rack", 32, RACK_KEY, "r2"), dom("superPod", 26, SP_KEY, "S1"), clear("a1", "a2", "a4"),
                        avoid("a3")],
                       ["rack=r2", "superPod=S1"], "rack-super-pod", outcome="domain", reason="home-faulted",
                       avoided=["a3"], faults={"2": ["a3"]}),
                  id="faulted-rank-keeps-domains-avoids-fault"),
     pytest.param(Case(RACK_SP, FIRST_BLOCK, 2,
-                      [home("a3"), dom("rack", 50, RACK_KEY, "r2"), dom("superPod", 25, SP_KEY, "S1"),
+                      [home("a3"), dom("rack", 32, RACK_KEY, "r2"), dom("superPod", 26, SP_KEY, "S1"),
                        clear("a1", "a2", "a4"), avoid("b4")],
                       ["rack=r2", "superPod=S1"], "rack-super-pod", avoided=["b4"], faults={"2": ["b4"]}),
                  id="fault-elsewhere-home-kept"),
     pytest.param(Case(RACK_SP, FIRST_BLOCK, 2,
-                      [dom("superPod", 25, SP_KEY, "S1"), clear("a1", "a2", "a4")],
+                      [dom("superPod", 26, SP_KEY, "S1"), clear("a1", "a2", "a4")],
                       ["superPod=S1"], "rack-super-pod", outcome="domain", reason="home-gone", gone=("a3", "a4")),
-                 id="rack-gone-no-rack-term-super-pod-keeps-weight-25"),
+                 id="rack-gone-no-rack-term-super-pod-keeps-weight-26"),
     pytest.param(Case(RACK_SP, FIRST_BLOCK, 2, [clear("a1", "a2", "a4")], [], "rack-super-pod", outcome="none",
                       reason="home-gone", gone=("a1", "a2", "a3", "a4")),
                  id="all-domains-gone-no-domain-terms"),
@@ -169,7 +181,7 @@ def test_block_terms(case: Case):
     p = npu_pod(name=f"job-{case.rank}", controller=ref, annotations=case.annotations)
     d = decide(p, index, workloads, snap, SETTINGS, NOW)
     assert d.warnings == []
-    assert summary(d) == case.terms
+    assert summary(d) == with_claimed(case.terms)
     assert (d.kind, d.domains, d.outcome, d.reason, d.avoided) == (
         case.kind, case.domains, case.outcome, case.reason, case.avoided)
     rec = record(d)
@@ -185,7 +197,8 @@ def test_patch_appends_terms_in_order_and_records_domains():
     patched = jsonpatch.apply_patch(p, d.patch(p))
     preferred = patched["spec"]["affinity"]["nodeAffinity"][PREFERRED]
     assert [(t["weight"], t["preference"]["matchExpressions"][0]["key"]) for t in preferred] == [
-        (100, HOSTNAME), (50, RACK_KEY), (25, SP_KEY), (SETTINGS.weights.keep_clear, HOSTNAME), (100, HOSTNAME)]
+        (100, HOSTNAME), (32, RACK_KEY), (26, SP_KEY), (SETTINGS.weights.keep_clear, HOSTNAME), (100, HOSTNAME),
+        (100, HOSTNAME), (60, HOSTNAME)]
     assert preferred[1]["preference"]["matchExpressions"][0]["values"] == ["r1"]
     assert preferred[4]["preference"]["matchExpressions"][0] == {"key": HOSTNAME, "operator": "NotIn", "values": ["a2"]}
     annotations = patched["metadata"]["annotations"]
@@ -217,9 +230,9 @@ def test_multilevel_at_most_three_domain_levels():
     d = decide(p, index, workloads, snap, SETTINGS, NOW)
     assert d.kind == "multilevel" and d.outcome == "domain"
     assert [t for t in summary(d) if t[0].startswith("domain")] == [
-        dom("level1", 50, "topo.example.com/l1", "g1-2"),
-        dom("level2", 25, "topo.example.com/l2", "g2-1"),
-        dom("level3", 12, "topo.example.com/l3", "g3-0"),
+        dom("level1", 32, "topo.example.com/l1", "g1-2"),
+        dom("level2", 26, "topo.example.com/l2", "g2-1"),
+        dom("level3", 20, "topo.example.com/l3", "g3-0"),
     ]
     assert d.domains == ["level1=g1-2", "level2=g2-1", "level3=g3-0"]
     assert [t.role for t in d.terms] == ["domain:level1", "domain:level2", "domain:level3", "keep-clear"]
@@ -246,10 +259,10 @@ def hyper_cluster(selectors: bool) -> ClusterSnapshot:
 @pytest.mark.parametrize(
     "selectors, tier1, tier2",
     [
-        pytest.param(True, dom("tier1", 50, "net.example.com/leaf", "1"), dom("tier2", 25, "net.example.com/leaf", "0", "1"),
+        pytest.param(True, dom("tier1", 32, "net.example.com/leaf", "1"), dom("tier2", 26, "net.example.com/leaf", "0", "1"),
                      id="selectors"),
-        pytest.param(False, dom("tier1", 50, HOSTNAME, "h4", "h5", "h6", "h7"),
-                     dom("tier2", 25, HOSTNAME, *(f"h{i}" for i in range(8))), id="hostnames"),
+        pytest.param(False, dom("tier1", 32, HOSTNAME, "h4", "h5", "h6", "h7"),
+                     dom("tier2", 26, HOSTNAME, *(f"h{i}" for i in range(8))), id="hostnames"),
     ],
 )
 def test_hypernode_domains_by_subgroup(selectors, tier1, tier2):

@@ -78,7 +78,8 @@ def test_node_strategy(case: Case):
     mem = memory(ranks=case.ranks, faults={case.rank: [(n, NOW - ago) for n, ago in case.faults]} if case.faults else None)
     placement = node_strategy(context(case.rank, mem, _snap(case)))
     terms = by_role(placement.terms)
-    expected = {"home": case.home, "keep-clear": case.keep_clear, "avoid": case.avoid}
+    # no sibling's home is claimed here (the context names none): the claimed term lists the avoided nodes
+    expected = {"home": case.home, "keep-clear": case.keep_clear, "avoid": case.avoid, "claimed": case.avoid}
     assert set(terms) == {role for role, values in expected.items() if values is not None}
     for role, values in expected.items():
         if values is not None:
@@ -90,6 +91,7 @@ def test_node_strategy(case: Case):
         assert (terms["keep-clear"].weight, terms["keep-clear"].operator) == (Settings().weights.keep_clear, Operator.NOT_IN)
     if "avoid" in terms:
         assert (terms["avoid"].weight, terms["avoid"].operator) == (100, Operator.NOT_IN)
+        assert (terms["claimed"].weight, terms["claimed"].operator) == (160, Operator.NOT_IN)
     assert placement.reason == case.reason
     assert placement.home == case.placement_home
     assert tuple(sorted(placement.avoided)) == (case.avoid or ())
@@ -103,15 +105,16 @@ def test_no_memory_at_all():
 
 def test_weights_and_label_keys_come_from_settings():
     settings = Settings(
-        weights=Weights(home=70, domains=[40, 15], image_warm=8, keep_clear=4, displace=16, avoid_fault=70),
+        weights=Weights(home=100, domains=[40, 25], image_warm=10, keep_clear=5, displace=20, avoid_fault=90, claimed=150),
         labels=Labels(hostname="example.com/host"),
     )
     mem = memory(ranks={"0": "n0", "1": "n1"}, faults={"0": [("f1", NOW)]})
     terms = by_role(node_strategy(context("0", mem, snapshot(ALL), settings)).terms)
     assert {r: (t.weight, t.key) for r, t in terms.items()} == {
-        "home": (70, "example.com/host"),
-        "keep-clear": (4, "example.com/host"),
-        "avoid": (70, "example.com/host"),
+        "home": (100, "example.com/host"),
+        "keep-clear": (5, "example.com/host"),
+        "avoid": (90, "example.com/host"),
+        "claimed": (150, "example.com/host"),
     }
 
 

@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 
 from homing.config import Bounds, Settings, Weights
 from homing.engine.admission import decide
+from homing.engine.beyond_home import BeyondHome
+from homing.engine.claimed import claimed_homes
 from homing.engine.identity import WorkloadIndex
 from homing.engine.memory import MemoryIndex
 from homing.engine.model import Health
@@ -87,6 +89,12 @@ def _decide(sc: Scenario, uid: str | None = None):
     p = pod(name=f"w-{sc.picked}", controller=ref)
     d = decide(p, index, WorkloadIndex(), snapshot(sc.nodes), SETTINGS[sc.max_values], NOW)
     return p, d, mem
+
+
+def _index_of(mem) -> MemoryIndex:
+    index = MemoryIndex()
+    index.adopt(mem)
+    return index
 
 
 def _nearest_homes(sc: Scenario, limit: int) -> set:
@@ -167,7 +175,9 @@ def test_scores_keep_the_spec_order(sc: Scenario):
     assert again.terms == d.terms and again.annotations() == d.annotations()
     _, fresh, _ = _decide(sc)  # a new uid: nothing cached
     assert fresh.terms == d.terms
-    direct = node_strategy(context(str(sc.picked), mem, snapshot(sc.nodes), SETTINGS[limit]))
+    # the siblings' homes are claimed (no live pod holds them: a gang restart)
+    claimed = BeyondHome(claimed=claimed_homes(_index_of(mem), mem.owner.key, str(sc.picked), own, NOW, limit))
+    direct = node_strategy(context(str(sc.picked), mem, snapshot(sc.nodes), SETTINGS[limit], beyond=claimed))
     assert direct.terms == d.terms
     assert all(len(t.values) <= limit for t in d.terms)
     assert all(len(set(t.values)) == len(t.values) for t in d.terms)

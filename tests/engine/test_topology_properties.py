@@ -409,14 +409,16 @@ def domain_terms(d: Decision) -> dict[str, object]:
 
 
 def node_classes(case: Case, d: Decision) -> dict[str, tuple[int, str]]:
-    """The SPEC 4.3 class of every healthy or sub-healthy node, and of every fault node:
-    0 own healthy home; per home domain level i (innermost first) 2i+1 in it and nobody's home,
-    2i+2 in it and another rank's home; then elsewhere, elsewhere a sibling's home; last the
-    rank's active fault nodes. Unhealthy nodes that are no fault have no place in the order
-    and are left out. A node's level is the innermost of the block's home domains it is in."""
+    """The class of every healthy or sub-healthy node, and of every fault node: 0 own healthy
+    home; i+1 in home domain level i (innermost first) and no sibling's home, then elsewhere;
+    then the siblings' homes — claimed, since no pod of the job holds them (a gang restart) —
+    by level the same way; last the rank's active fault nodes. Unhealthy nodes that are no
+    fault have no place in the order and are left out. A node's level is the innermost of the
+    block's home domains it is in."""
     domains = [tuple(name.split("=", 1)) for name in d.domains]
     members = [case.cluster.members.get(dom, set()) for dom in domains]
     own, siblings, active = case.own, case.siblings, case.active
+    listed = next((set(t.values) for t in d.terms if t.role == "claimed"), set())
     levels = len(domains)
     out = {}
     for node, health in case.cluster.health.items():
@@ -428,9 +430,13 @@ def node_classes(case: Case, d: Decision) -> dict[str, tuple[int, str]]:
             out[node] = (0, "home")
         else:
             inside = next((i for i, m in enumerate(members) if node in m), levels)
+            if not all(node in m for m in members[inside:]):
+                continue  # in an inner home domain outside an outer one: the order assumes they nest
             where = f"level{inside + 1}" if inside < levels else "elsewhere"
             sibling = node in siblings
-            out[node] = (2 * inside + 1 + sibling, where + ("-sibling" if sibling else ""))
+            if sibling and node not in listed:
+                continue  # the claimed list was cut (faults first): this home is left to keep-clear
+            out[node] = ((levels + 1) * sibling + inside + 1, where + ("-claimed" if sibling else ""))
     return out
 
 
@@ -473,7 +479,7 @@ def test_unhealthy_nodes_are_not_the_best(case: Case):
     with no term at all every node scores 0): "never a top scorer" cannot hold in general.
     What does hold:
     (a) when a healthy non-fault node is the rank's home or lies in one of the block's home
-        domains, no unhealthy node is among the best (the engine avoids the unhealthy nodes
+        domains and is not claimed, no unhealthy node is among the best (the engine avoids the unhealthy nodes
         of the home domains, an unhealthy home is avoided too);
     (b) an unhealthy node is never the unique best while a healthy non-fault node that is not
         another rank's home exists."""
@@ -490,7 +496,8 @@ def test_unhealthy_nodes_are_not_the_best(case: Case):
     good = [n for n, h in health.items() if h is H and n not in active]
     top = max(score.values())
     best = {n for n, s in score.items() if s == top}
-    anchored = [n for n in good if n in in_domains or n == case.own]
+    # a sibling's home is claimed (no pod of the job holds it) and ranks below every unclaimed node
+    anchored = [n for n in good if (n in in_domains and n not in siblings) or n == case.own]
     unhealthy_best = sorted(n for n in best if health[n] is U and (n in avoid or n not in unhealthy_in_domains))
     event(f"anchored healthy node: {bool(anchored)}")
     if anchored:
@@ -538,6 +545,8 @@ def test_term_lists_are_bounded_and_domain_terms_at_most_three(case: Case):
     wanted = {
         "keep-clear": len(case.siblings),
         "avoid": len(unhealthy_home | case.active | unhealthy_in),
+        # the avoided nodes and the siblings' homes, all claimed (no pod of the job holds one)
+        "claimed": len(unhealthy_home | case.active | unhealthy_in | case.siblings),
         **{f"domain:{lvl}": len(c.members[(lvl, v)]) if c.keyless else 1 for lvl, v in domains},
     }
     event(f"truncated={d.truncated}, keyless={c.keyless}")

@@ -20,8 +20,8 @@ def _unchecked(**changes) -> Weights:
 
 def test_defaults_are_valid():
     w = Weights()
-    assert (w.home, w.domains, w.image_warm, w.keep_clear, w.avoid_fault, w.pool_home, w.pool_other) == (
-        100, [50, 25, 12], 6, 3, 100, 100, 50)
+    assert (w.home, w.domains, w.image_warm, w.keep_clear, w.avoid_fault, w.claimed, w.pool_home, w.pool_other) == (
+        100, [32, 26, 20], 10, 5, 100, 160, 100, 50)
     assert order_violations(w) == []
     Settings()  # constructs
 
@@ -32,7 +32,8 @@ def test_defaults_are_valid():
         pytest.param(dict(domains=[50, 25]), id="two-levels"),
         pytest.param(dict(domains=[50]), id="one-level"),
         pytest.param(dict(domains=[]), id="no-levels"),
-        pytest.param(dict(home=70, domains=[40, 15], image_warm=6, keep_clear=3, avoid_fault=70), id="smaller-set"),
+        pytest.param(dict(home=90, domains=[30, 24], image_warm=10, keep_clear=5, displace=20, avoid_fault=90, claimed=140),
+                     id="smaller-set"),
         pytest.param(dict(image_warm=12, keep_clear=6, displace=24, domains=[50, 25]), id="larger-steps-two-levels"),
         pytest.param(dict(pool_home=100, pool_other=99), id="pool-just-ordered"),
     ],
@@ -48,9 +49,11 @@ def test_valid_custom_weights(changes):
         pytest.param(dict(keep_clear=10, domains=[50, 25, 12, 6]), "three domain levels",
                      id="spec-keep-clear-10-fourth-level-6"),
         pytest.param(dict(keep_clear=10), "level3", id="keep-clear-10-breaks-three-levels"),
-        pytest.param(dict(image_warm=7), "level3-rest", id="image-warm-7-reaches-the-outermost-domain"),
+        pytest.param(dict(image_warm=16), "level3-rest", id="image-warm-16-reaches-the-outermost-domain"),
+        pytest.param(dict(claimed=120), "against the scheduler's other scores", id="claimed-loses-to-image-locality"),
+        pytest.param(dict(claimed=301), "three terms", id="claimed-over-three-terms"),
         pytest.param(dict(image_warm=3, keep_clear=3), "warm", id="image-warm-not-above-keep-clear"),
-        pytest.param(dict(displace=11), "displacement", id="displace-not-above-warm-and-clear"),
+        pytest.param(dict(displace=17), "displacement", id="displace-not-above-warm-and-clear"),
         pytest.param(dict(keep_clear=13), "elsewhere", id="keep-clear-above-outermost-domain"),
         pytest.param(dict(keep_clear=26, domains=[50, 25]), "level2", id="keep-clear-above-outer-of-two"),
         pytest.param(dict(home=101), "caps", id="home-over-100"),
@@ -63,8 +66,8 @@ def test_valid_custom_weights(changes):
         pytest.param(dict(domains=[50, -1, 12]), "positive", id="negative-weight"),
         pytest.param(dict(home=80), "home", id="home-below-domain-sum"),
         pytest.param(dict(avoid_fault=80), "fault", id="avoid-too-small"),
-        pytest.param(dict(free_room=13), "free_room", id="free-room-too-close-to-displace"),
-        pytest.param(dict(free_room=18), "free_room", id="free-room-reaches-a-warm-victim-node"),
+        pytest.param(dict(free_room=22), "free_room", id="free-room-too-close-to-displace"),
+        pytest.param(dict(free_room=28), "free_room", id="free-room-reaches-a-warm-victim-node"),
     ],
 )
 def test_refused(changes, fragment):
@@ -114,10 +117,9 @@ def test_node_classes_best_first_for_defaults():
 @pytest.mark.parametrize(
     "changes, free_room",
     [
-        pytest.param({}, 15, id="defaults"),
-        pytest.param(dict(home=70, domains=[40, 15], image_warm=8, keep_clear=4, displace=16, avoid_fault=70), 20,
-                     id="follows-a-larger-displace"),
-        pytest.param(dict(image_warm=12, keep_clear=6, displace=24, domains=[50, 25], free_room=28), 28,
+        pytest.param({}, 25, id="defaults"),
+        pytest.param(dict(image_warm=12, keep_clear=6, displace=24, domains=[40, 30]), 30, id="follows-a-larger-displace"),
+        pytest.param(dict(image_warm=12, keep_clear=6, displace=24, domains=[40, 30], free_room=30), 30,
                      id="set-explicitly"),
     ],
 )

@@ -14,6 +14,7 @@ from homing.config import Settings
 from homing.engine.beyond_home import (
     BeyondHome, displacement, eviction_victims, free_room, nothing_free, vacant_homes, warm_nodes,
 )
+from homing.engine.claimed import claimed_homes
 from homing.engine.displacement import pod_load
 from homing.engine.identity import WorkloadIndex, resolve_owner, resolve_rank
 from homing.engine.identity.pool_group import pool_group
@@ -107,12 +108,15 @@ def topology_of(
 
 
 def beyond_home(
-    pod: dict, index: MemoryIndex, snapshot: ClusterSnapshot, settings: Settings, owner_key: str, rankless: bool,
-    now: float,
+    pod: dict, index: MemoryIndex, snapshot: ClusterSnapshot, settings: Settings, owner_key: str, rank_key: str | None,
+    own_home: str | None, now: float,
 ) -> BeyondHome:
-    """SPEC 4.4's candidates, as configured: warm nodes, vacant homes to keep clear of, and
-    when nothing is free the one workload to displace."""
+    """SPEC 4.4's candidates, as configured: homes claimed by others, warm nodes, vacant
+    homes to keep clear of, and when nothing is free the one workload to displace."""
     p, limit = settings.preferences, settings.bounds.max_term_values
+    rankless = rank_key is None
+    claimed = claimed_homes(index, owner_key, rank_key, own_home, now, limit) if p.claimed_homes else ()
+    namespace = (pod.get("metadata") or {}).get("namespace") or ""
     me = pod_load(pod, owner_key, tuple(settings.scope.resource_prefixes))
     evicting = nothing_free(me, snapshot, index, now)
     found = eviction_victims(me, index, snapshot) if index.lower_priority_than(me.priority) else None
@@ -124,7 +128,10 @@ def beyond_home(
     # it at nodes whose owners are running there: the opposite of displacing few.
     keep_clear = p.vacant_homes and (victim is not None or not (evicting and can_evict))
     return BeyondHome(
-        warm=warm_nodes(pod_images(pod), snapshot, index, limit) if p.image_warm else (),
+        warm=warm_nodes(pod_images(pod), snapshot, index, limit, namespace, claimed,
+                        reported=not p.image_warm_namespace_only) if p.image_warm else (),
+        claimed=claimed,
+        keep_off=p.claimed_homes,
         vacant=vacant_homes(index, owner_key if rankless else None, limit) if keep_clear else (),
         displace=displace,
         free=free_room(me, snapshot, index, limit) if displace and p.free_room else (),
@@ -157,7 +164,9 @@ def decide(
     hostname = settings.labels.hostname
     topology = NODE
     rankless = rank_result.rank is None
-    beyond = beyond_home(pod, index, snapshot, settings, owner.key, rankless, now)
+    rank_key = None if rankless else rank_result.rank.key
+    own_entry = memory.ranks.get(rank_key) if memory is not None and rank_key is not None else None
+    beyond = beyond_home(pod, index, snapshot, settings, owner.key, rank_key, own_entry.node if own_entry else None, now)
     if rankless:
         memory = group_pool(memory, pool_group(pod))
         taken = index.occupied_nodes(owner.key) | index.promised_nodes(owner.key, now)
@@ -219,4 +228,6 @@ def preferences_used(terms: list[Term], beyond: BeyondHome) -> list[str]:
         used.append("displace-few")
     if beyond.vacant and "keep-clear" in roles:
         used.append("vacant-homes")
+    if beyond.claimed and "claimed" in roles:
+        used.append("claimed-homes")
     return used

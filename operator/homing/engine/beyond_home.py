@@ -16,10 +16,12 @@ from homing.engine.model import ClusterSnapshot, Health
 class BeyondHome:
     """What a strategy may prefer when home is not free: warm nodes, vacant homes to avoid."""
 
-    warm: tuple[str, ...] = ()  # healthy nodes holding the pod's images, most relevant first
+    warm: tuple[str, ...] = ()  # healthy nodes holding the pod's images, none claimed, most relevant first
     vacant: tuple[str, ...] = ()  # other owners' (and siblings') vacant homes, most recent first
     displace: tuple[str, ...] = ()  # when nothing is free: the one victim workload's nodes
     free: tuple[str, ...] = ()  # beside `displace`: nodes with room now, nobody's vacant home
+    claimed: tuple[str, ...] = ()  # vacant homes others are expected back on (engine/claimed.py)
+    keep_off: bool = True  # the claimed preference is on: the claimed term also lists fault nodes
     victim: str | None = None
     burst: Burst | None = None  # the owner's burst with this pod counted, for the adapter to keep
 
@@ -27,17 +29,20 @@ class BeyondHome:
 NOTHING = BeyondHome()
 
 
-def warm_nodes(images: tuple[str, ...], snapshot: ClusterSnapshot, index: MemoryIndex, limit: int) -> tuple[str, ...]:
-    """Where the images last ran (homing's memory, any owner) first, then the nodes whose
-    kubelet reports them; healthy nodes only, at most `limit` + 1 (to tell a cut)."""
+def warm_nodes(images: tuple[str, ...], snapshot: ClusterSnapshot, index: MemoryIndex, limit: int,
+               namespace: str = "", claimed: Collection[str] = (), reported: bool = True) -> tuple[str, ...]:
+    """Where the images last ran in the pod's namespace (homing's memory) first, then the
+    nodes whose kubelet reports them (`reported`: off on tenant-strict clusters); healthy
+    nodes only, never a claimed home, at most `limit` + 1 (to tell a cut)."""
     if not images:
         return ()
 
     def candidates() -> Iterator[str]:
-        yield from index.warm_nodes(images)
-        yield from sorted(holding_all(images, snapshot.image_nodes))
+        yield from index.warm_nodes(images, namespace)
+        if reported:
+            yield from sorted(holding_all(images, snapshot.image_nodes))
 
-    healthy = (n for n in dict.fromkeys(candidates()) if snapshot.health(n) is Health.HEALTHY)
+    healthy = (n for n in dict.fromkeys(candidates()) if n not in claimed and snapshot.health(n) is Health.HEALTHY)
     return tuple(islice(healthy, limit + 1))
 
 

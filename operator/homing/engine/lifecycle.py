@@ -101,7 +101,7 @@ def observe(
 
     ending = view.ended or view.terminating
     judged = before is not None and before.judged
-    index.pod_seen(view.uid, LivePod(key, rank, view.node, view.terminating, judged, view.running))
+    index.pod_seen(view.uid, LivePod(key, rank, view.node, view.terminating, judged, view.running, view.ended))
     index.touch(key, now, policy.durable_seen_every)
     if rank is None and view.home:
         if view.node:
@@ -147,7 +147,7 @@ def _bound(
     if index.record_bind(view.owner, rank, view.node, snapshot.topology(view.node), now, group, refresh):
         effects.append(Remembered(view.node, previous if previous != view.node else None))
     if event is not LISTED and new_bind:
-        warm = held_images(index, snapshot, view.images, view.node)
+        warm = held_images(index, snapshot, view.images, view.node, view.namespace)
         if view.home:
             busy = index.occupied_by_others(view.home, view.uid)
             outcome = classify(view.home, view.node, snapshot, busy, view.domains)
@@ -160,15 +160,15 @@ def _bound(
         if index.mark_warm(view.owner, rank, view.node, now):
             effects.append(Warmed(view.node))
         if new_bind or not before.running:
-            index.ran_images(view.images, view.node, now)
+            index.ran_images(view.images, view.node, now, view.namespace)
 
 
-def held_images(index: MemoryIndex, snapshot: ClusterSnapshot, images: tuple[str, ...], node: str) -> bool:
+def held_images(index: MemoryIndex, snapshot: ClusterSnapshot, images: tuple[str, ...], node: str, namespace: str = "") -> bool:
     """Whether `node` held every one of `images` when the pod bound there."""
     reported = snapshot.nodes.get(node)
     if images and reported is not None and set(images) <= reported.images:
         return True
-    return bool(images) and all(node in index.image_runs.get(image, ()) for image in images)
+    return index.ran_here(images, node, namespace)
 
 
 def _count(index: MemoryIndex, key: str, result: str) -> None:

@@ -29,6 +29,11 @@ class LivePod:
     terminating: bool = False
     judged: bool = False  # its end was judged fault or not (SPEC 2: once, when it ended)
     running: bool = False  # a container started: its images are on the node
+    ended: bool = False  # Succeeded or Failed: its owner no longer waits for it
+
+    @property
+    def pending(self) -> bool:
+        return self.node is None and not self.terminating and not self.ended
 
 
 @dataclass(slots=True)
@@ -55,7 +60,9 @@ class MemoryIndex:
     eviction: EvictionView = field(default_factory=EvictionView)  # who alone holds each node, kept by occupy()
     room: RoomView = field(default_factory=RoomView)  # free accelerators per node, kept by occupy()
     promises: dict[str, dict[str, Promise]] = field(default_factory=dict)  # owner key -> node -> promise
-    image_runs: dict[str, dict[str, float]] = field(default_factory=dict)  # image -> node -> when it last ran
+    # (namespace, image) -> node -> when it last ran: homing's own memory is read only within
+    # the pod's namespace (SPEC 4.4.1); across namespaces only what kubelets report
+    image_runs: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
     vacant: dict[str, dict[str, float]] = field(default_factory=dict)  # node -> owner key -> vacant since
     vacated_order: dict[str, float] = field(default_factory=dict)  # node -> latest vacancy, oldest first
     vacant_by_owner: dict[str, set[str]] = field(default_factory=dict)  # owner key -> nodes
@@ -190,6 +197,13 @@ class MemoryIndex:
     def has_live_pods(self, key: str) -> bool:
         return bool(self.live_by_owner.get(key))
 
+    def active(self, key: str) -> bool:
+        """Some pod of the owner exists and has not ended: it has not finished (SPEC 4.4)."""
+        return any(not (p.ended or p.terminating) for p in map(self.live.__getitem__, self.live_by_owner.get(key, ())))
+
+    def pending_count(self, key: str) -> int:
+        return sum(1 for uid in self.live_by_owner.get(key, ()) if self.live[uid].pending)
+
     # -- node occupancy by any workload's accelerator pods (SPEC 3 outcome, 4.4) ----------
     def occupy(self, pod_uid: str, node: str | None, load: Load | None = None) -> None:
         """Where an accelerator pod of any namespace sits now, and what it holds; None when it left."""
@@ -259,19 +273,22 @@ class MemoryIndex:
         return bool(self.occupants.get(node, set()) - {pod_uid})
 
     # -- where images ran, any owner (SPEC 4.4.1) ---------------------------------------
-    def ran_images(self, images: tuple[str, ...], node: str, now: float) -> None:
+    def ran_images(self, images: tuple[str, ...], node: str, now: float, namespace: str = "") -> None:
         for image in images:
-            nodes = self.image_runs.setdefault(image, {})
+            nodes = self.image_runs.setdefault((namespace, image), {})
             nodes.pop(node, None)
             nodes[node] = now  # oldest first: the bound drops the least recent
             if len(nodes) > MAX_NODES_PER_IMAGE:
                 del nodes[next(iter(nodes))]
 
-    def warm_nodes(self, images: tuple[str, ...]) -> list[str]:
-        """Nodes where every one of `images` ran, most recent first."""
+    def ran_here(self, images: tuple[str, ...], node: str, namespace: str = "") -> bool:
+        return bool(images) and all(node in self.image_runs.get((namespace, image), ()) for image in images)
+
+    def warm_nodes(self, images: tuple[str, ...], namespace: str = "") -> list[str]:
+        """Nodes where every one of `images` ran in `namespace`, most recent first."""
         if not images:
             return []
-        runs = [self.image_runs.get(image, {}) for image in images]
+        runs = [self.image_runs.get((namespace, image), {}) for image in images]
         first, rest = runs[0], runs[1:]
         when = {n: min([t, *(r[n] for r in rest)]) for n, t in first.items() if all(n in r for r in rest)}
         return sorted(when, key=lambda n: (-when[n], n))

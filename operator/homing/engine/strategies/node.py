@@ -6,6 +6,7 @@ from __future__ import annotations
 from homing.engine.memory.changes import active_faults
 from homing.engine.model import Health
 from homing.engine.rules.avoid_fault import avoid_term
+from homing.engine.rules.claimed import claimed_terms
 from homing.engine.rules.bounded import bounded
 from homing.engine.rules.displace import displace_term
 from homing.engine.rules.free_room import free_room_term
@@ -40,6 +41,8 @@ def node_strategy(ctx: RankContext, domains: Domains = NO_DOMAINS) -> Placement:
     warm, cut_warm = bounded((n for n in ctx.beyond.warm if n not in shunned), ctx.max_values)
     victim_nodes = () if domains.terms else bounded((n for n in ctx.beyond.displace if n not in shunned), ctx.max_values)[0]
     free = bounded((n for n in ctx.beyond.free if n not in shunned), ctx.max_values)[0] if victim_nodes else ()
+    # this rank's own fault nodes (a fault ranks below a claimed home), then the claimed homes
+    keep_off, cut_claimed = bounded([*avoided, *ctx.beyond.claimed], ctx.max_values) if ctx.beyond.keep_off else ((), False)
     home_t = home_term(home, health, faults, w.home, ctx.hostname_key)
     terms = [
         t
@@ -51,6 +54,7 @@ def node_strategy(ctx: RankContext, domains: Domains = NO_DOMAINS) -> Placement:
             image_warm_term(warm, w.image_warm, ctx.hostname_key),
             keep_clear_term(clear, w.keep_clear, ctx.hostname_key),
             avoid_term(avoided, w.avoid_fault, ctx.hostname_key),
+            *claimed_terms(keep_off, w.claimed, ctx.hostname_key),
         )
         if t is not None
     ]
@@ -66,5 +70,5 @@ def node_strategy(ctx: RankContext, domains: Domains = NO_DOMAINS) -> Placement:
         home=home if home_t else None,
         domains=list(domains.names),
         avoided=avoided,
-        truncated=cut_avoid or cut_siblings or cut_clear or cut_warm or domains.truncated,
+        truncated=cut_avoid or cut_siblings or cut_clear or cut_warm or cut_claimed or domains.truncated,
     )

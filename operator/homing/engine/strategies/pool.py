@@ -8,6 +8,7 @@ from homing.engine.beyond_home import NOTHING, BeyondHome
 from homing.engine.memory.entries import OwnerMemory
 from homing.engine.model import ClusterSnapshot, Health, Term
 from homing.engine.rules.bounded import bounded
+from homing.engine.rules.claimed import claimed_terms
 from homing.engine.rules.displace import displace_term
 from homing.engine.rules.free_room import free_room_term
 from homing.engine.rules.image_warm import image_warm_term
@@ -73,10 +74,12 @@ def _beyond_pool(beyond: BeyondHome, w: Weights | None, hostname_key: str, max_v
     clear, cut_clear = bounded(beyond.vacant, max_values)
     victim_nodes, _ = bounded(beyond.displace, max_values)
     free = bounded(beyond.free, max_values)[0] if victim_nodes else ()
+    claimed, cut_claimed = bounded(beyond.claimed, max_values)
     terms = kept((
         free_room_term(free, w.free_room, hostname_key),
         displace_term(victim_nodes, w.displace, hostname_key),
         image_warm_term(warm, w.image_warm, hostname_key),
         keep_clear_term(clear, w.keep_clear, hostname_key),
+        *claimed_terms(claimed, w.claimed, hostname_key),
     ))
-    return terms, cut_warm or cut_clear
+    return terms, cut_warm or cut_clear or cut_claimed

@@ -1,0 +1,76 @@
+"""Claimed homes (docs/behaviour.md, "Claimed homes"): a vacant home whose rank or pool
+member is expected back. Another pod taking it saves no pull — the one expected back
+pulls instead — and a home is lost, so every pod keeps off them.
+
+- A ranked owner that is still active (some pod of it exists and has not ended) claims
+  every home none of its live pods holds. The admitting pod's own owner is active by
+  definition: it is creating a pod, whether or not its siblings exist yet.
+- A rankless pool claims as many of its vacant homes as it has pending pods: the ones
+  promised to those pods first, then the warmest, most recently used.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from itertools import islice
+
+from homing.engine.memory.entries import OwnerMemory, rank_index
+from homing.engine.memory.index import MemoryIndex
+from homing.engine.siblings import sibling_homes
+
+
+def own_claims(index: MemoryIndex, mem: OwnerMemory | None, rank_key: str, own_home: str | None,
+               limit: int) -> tuple[str, ...]:
+    """The siblings' homes that none of the owner's live pods holds, nearest ranks first."""
+    if mem is None or not mem.home_counts:
+        return ()
+    held = index.occupied_nodes(mem.owner.key)
+    siblings, _ = sibling_homes(mem, rank_index(rank_key), own_home, limit + len(held))
+    return tuple(islice((n for n in siblings if n not in held), limit + 1))
+
+
+def pool_claims(index: MemoryIndex, mem: OwnerMemory, now: float) -> set[str]:
+    """The pool's vacant homes its pending pods are expected on."""
+    pending = index.pending_count(mem.owner.key)
+    if pending == 0:
+        return set()
+    held = index.occupied_nodes(mem.owner.key)
+    promised = {n for n in index.promised_nodes(mem.owner.key, now) if n not in held}
+    rest = sorted((n for n in mem.pool if n not in held and n not in promised),
+                  key=lambda n: (not mem.pool[n].warm, -mem.pool[n].last_used, n))
+    return promised | set(rest[: max(0, pending - len(promised))])
+
+
+def others_claims(index: MemoryIndex, skip_owner: str, now: float) -> Iterator[str]:
+    """Other owners' claimed homes, most recently vacated first. Each owner is judged once
+    per call: a night's scale-in leaves many vacant homes of one pool."""
+    active: dict[str, bool] = {}
+    pools: dict[str, set[str]] = {}
+    for node in reversed(index.vacated_order):
+        for key in index.vacant.get(node, ()):
+            if key == skip_owner:
+                continue
+            mem = index.owners.get(key)
+            if mem is None:
+                continue
+            if node in mem.home_counts:
+                if key not in active:
+                    active[key] = index.active(key)
+                if active[key]:
+                    yield node
+                    break
+            elif node in mem.pool:
+                if key not in pools:
+                    pools[key] = pool_claims(index, mem, now)
+                if node in pools[key]:
+                    yield node
+                    break
+
+
+def claimed_homes(index: MemoryIndex, owner_key: str, rank_key: str | None, own_home: str | None,
+                  now: float, limit: int) -> tuple[str, ...]:
+    """Every claimed home the admitted pod should keep off, most relevant first (its own
+    siblings', then others'), at most `limit` + 1 (to tell a cut). A rankless pod's own pool
+    is left to its promises: its replicas hold the same image, so they are interchangeable."""
+    mine = own_claims(index, index.owner(owner_key), rank_key, own_home, limit) if rank_key is not None else ()
+    others = (n for n in others_claims(index, owner_key, now) if n != own_home)
+    return tuple(islice(dict.fromkeys((*mine, *others)), limit + 1))
