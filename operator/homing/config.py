@@ -62,6 +62,15 @@ class Preferences(BaseModel):
     free_room: bool = True  # beside displace few: the nodes free at admission first
 
 
+class DeletionCost(BaseModel):
+    """Scale-in frees the homes others wait for: a ReplicaSet's replica bound to another
+    workload's claimed home gets a deletion cost below its siblings' (engine/deletion_cost.py)."""
+
+    enabled: bool = True
+    interval_seconds: float = Field(default=1.0, gt=0)  # how often the leader compares marks with claims
+    max_patches_per_second: int = Field(default=20, gt=0)  # the rate bound of its pod patches
+
+
 class Scope(BaseModel):
     namespace_label: str = "homing.io/enabled"
     namespace_label_value: str = "true"
@@ -166,6 +175,7 @@ class Settings(BaseSettings):
     scope: Scope = Field(default_factory=Scope)
     weights: Weights = Field(default_factory=Weights)
     preferences: Preferences = Field(default_factory=Preferences)
+    deletion_cost: DeletionCost = Field(default_factory=DeletionCost)
     labels: Labels = Field(default_factory=Labels)
     topology: Topology = Field(default_factory=Topology)
     bounds: Bounds = Field(default_factory=Bounds)

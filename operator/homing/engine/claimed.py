@@ -40,15 +40,13 @@ def pool_claims(index: MemoryIndex, mem: OwnerMemory, now: float) -> set[str]:
     return promised | set(rest[: max(0, pending - len(promised))])
 
 
-def others_claims(index: MemoryIndex, skip_owner: str, now: float) -> Iterator[str]:
-    """Other owners' claimed homes, most recently vacated first. Each owner is judged once
-    per call: a night's scale-in leaves many vacant homes of one pool."""
+def claims(index: MemoryIndex, now: float) -> Iterator[tuple[str, str]]:
+    """(node, owner key) for every claimed home, most recently vacated first. Each owner is
+    judged once per call: a night's scale-in leaves many vacant homes of one pool."""
     active: dict[str, bool] = {}
     pools: dict[str, set[str]] = {}
     for node in reversed(index.vacated_order):
         for key in index.vacant.get(node, ()):
-            if key == skip_owner:
-                continue
             mem = index.owners.get(key)
             if mem is None:
                 continue
@@ -56,14 +54,24 @@ def others_claims(index: MemoryIndex, skip_owner: str, now: float) -> Iterator[s
                 if key not in active:
                     active[key] = index.active(key)
                 if active[key]:
-                    yield node
-                    break
+                    yield node, key
             elif node in mem.pool:
                 if key not in pools:
                     pools[key] = pool_claims(index, mem, now)
                 if node in pools[key]:
-                    yield node
-                    break
+                    yield node, key
+
+
+def others_claims(index: MemoryIndex, skip_owner: str, now: float) -> Iterator[str]:
+    return (node for node, key in claims(index, now) if key != skip_owner)
+
+
+def claimants_by_node(index: MemoryIndex, now: float) -> dict[str, set[str]]:
+    """Every claimed home and the owners waiting for it (the scale-in marks)."""
+    out: dict[str, set[str]] = {}
+    for node, key in claims(index, now):
+        out.setdefault(node, set()).add(key)
+    return out
 
 
 def claimed_homes(index: MemoryIndex, owner_key: str, rank_key: str | None, own_home: str | None,

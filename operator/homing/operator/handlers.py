@@ -14,6 +14,7 @@ import kopf
 
 from homing.config import Settings
 from homing.operator import certstore, drain, logs, metrics, selfhealth, startup, upkeep, webhookconfig
+from homing.operator.deletion_marks import DeletionMarks
 from homing.operator.deviceinfo import DeviceInfoCopier
 from homing.operator.events import EventPoster
 from homing.operator.kube import Kube
@@ -58,6 +59,7 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: object) -
     sup.spawn("replicas", replicas.forever)
     sup.spawn("flush", lambda: upkeep.flush_forever(rt.index, store, config, lambda: replicas.leading))
     sup.spawn("sweep", upkeep.Sweeper(rt.index, store, config, lambda: replicas.leading).forever)
+    sup.spawn("deletion-marks", DeletionMarks(kube, rt, config, lambda: replicas.leading).forever)
     copier = DeviceInfoCopier(rt, kube, lambda: replicas.leading).handle if config.topology.device_info else None
     startup.configmap_watches(rt, kube, sup, copier)
     upkeep.refresh_gauges(rt.index)

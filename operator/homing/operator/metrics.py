@@ -27,6 +27,11 @@ REPLICAS_LIVE = Gauge("homing_replicas_live", "Replicas whose member Lease this 
 TAKEOVERS = Counter("homing_takeovers_total", "Times this replica became the leader")
 CERT_EXPIRES = Gauge("homing_certificate_expires_timestamp_seconds", "When the served webhook certificate expires (epoch)")
 CERT_RENEWALS = Counter("homing_certificate_renewals_total", "Certificate rotation steps taken by the leader", ["step"])
+DELETION_MARKS = Counter(
+    "homing_deletion_marks_total",
+    "Deletion-cost marks on replicas bound to another workload's claimed home: set, cleared, failed", ["action"],
+)
+DELETION_MARKED = Gauge("homing_deletion_marked", "Replicas homing has marked to be deleted first at scale-in")
 READY = Gauge("homing_ready", "1 once memory is loaded and the webhook is registered")
 
 # Self-health (SPEC 10)

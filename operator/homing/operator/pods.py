@@ -9,6 +9,7 @@ from typing import Any
 from homing.config import Settings
 from homing.engine import lifecycle
 from homing.engine.admission import topology_of
+from homing.engine.deletion_cost import ANNOTATION as DELETION_COST, Replica
 from homing.engine.displacement import pod_load
 from homing.engine.identity import resolve_owner
 from homing.engine.identity.pool_group import pool_group
@@ -31,6 +32,8 @@ class PodObserver:
         lt = settings.lifetimes
         self.policy = lifecycle.Policy(fault_memory=lt.fault_memory_seconds, durable_seen_every=lt.durable_seen_seconds)
         self._warned: set[str] = set()
+        self.replicas: dict[str, Replica] = {}  # uid -> bound ReplicaSet replica (engine/deletion_cost.py)
+        self.versions: dict[str, str] = {}  # uid -> its resourceVersion: a mark is written against it
 
     def tracked(self, pod: dict) -> bool:
         meta = pod.get("metadata") or {}
@@ -49,6 +52,7 @@ class PodObserver:
             return
         self._occupy(event, uid, pod)
         view = pod_view(pod, self.cluster.workloads, self.settings.bounds.max_rank_part) if self.tracked(pod) else None
+        self._replica(event, uid, pod, view)
         if view is None:
             lifecycle.untracked(self.index, uid, now)  # orphaned or opted out: not a live pod any more
             return
@@ -60,9 +64,26 @@ class PodObserver:
         for effect in lifecycle.observe(self.index, event, view, self.cluster.snapshot, now, self.policy, group):
             self._report(effect, pod, view, log)
 
+    def _replica(self, event: str | None, uid: str, pod: dict, view: PodView | None) -> None:
+        """A live bound pod of a ReplicaSet: a candidate for the scale-in mark."""
+        meta = pod.get("metadata") or {}
+        controller = next((r for r in meta.get("ownerReferences") or () if r.get("controller")), None)
+        if (event == lifecycle.DELETED or view is None or not view.node or view.ended or view.terminating
+                or (controller or {}).get("kind") != "ReplicaSet"):
+            self.replicas.pop(uid, None)
+            self.versions.pop(uid, None)
+            return
+        cost = (meta.get("annotations") or {}).get(DELETION_COST)
+        self.replicas[uid] = Replica(view.namespace, view.name, view.owner.key, view.node, cost)
+        self.versions[uid] = meta.get("resourceVersion") or ""
+
     @never_raises
     def relisted(self, uids: Iterable[str], now: float | None = None) -> None:
-        gone = lifecycle.relisted(self.index, uids, time.time() if now is None else now)
+        keep = set(uids)
+        for uid in [u for u in self.replicas if u not in keep]:
+            self.replicas.pop(uid, None)
+            self.versions.pop(uid, None)
+        gone = lifecycle.relisted(self.index, keep, time.time() if now is None else now)
         if gone:
             _log.info("pods missing from the re-list treated as deleted", pods=len(gone))
 

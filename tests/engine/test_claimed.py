@@ -1,0 +1,158 @@
+"""Claimed homes, case by case: which vacant homes a pod keeps off (engine/claimed.py) and
+what the decision then carries, for a rank whose home is held, cordoned or faulted, for
+ranked owners and pools, the pod's own gang and other workloads."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+
+from homing.config import Preferences, Settings
+from homing.engine.admission import decide
+from homing.engine.claimed import claimants_by_node, claimed_homes
+from homing.engine.identity import WorkloadIndex
+from homing.engine.memory.index import LivePod, MemoryIndex
+from homing.engine.model import ClusterSnapshot, Health, NodeState
+
+from .helpers import NOW, by_role, npu_pod, owner
+
+IMAGE = "registry.example.com/ai/train:24.1"
+JOB = owner(kind="Job", name="llama", api_version="batch.volcano.sh/v1alpha1", uid="claimed-job")
+OTHER = owner(kind="Job", name="other", api_version="batch.volcano.sh/v1alpha1", uid="claimed-other")
+POOL = owner(kind="Deployment", name="infer", uid="claimed-pool")
+
+
+@dataclass
+class World:
+    """The job's ranks 0..3 on n0..n3; which of its pods live (rank -> node or None for
+    pending), the other workloads' vacant homes, and what they wait for."""
+
+    live: dict = field(default_factory=dict)  # rank -> node | None (pending) | "terminating:<node>"
+    other_homes: tuple = ()  # OTHER's vacant homes
+    other_waits: bool = False  # OTHER has a pending pod
+    other_ended: bool = False  # OTHER's only pod has Succeeded
+    pool_homes: tuple = ()  # POOL's vacant homes, warmest first
+    pool_pending: int = 0
+    pool_promised: tuple = ()
+
+
+def index_of(w: World) -> MemoryIndex:
+    index = MemoryIndex()
+    for r in range(4):
+        index.record_bind(JOB, f"worker/{r}", f"n{r}", (), NOW - 600)
+        index.vacate(f"n{r}", JOB.key, NOW - 60)
+    for r, where in w.live.items():
+        terminating = isinstance(where, str) and where.startswith("terminating:")
+        node = where.split(":", 1)[1] if terminating else where
+        index.pod_seen(f"job-{r}", LivePod(JOB.key, f"worker/{r}", node, terminating=terminating))
+        if node and not terminating:
+            index.reoccupy(node, JOB.key)
+    for i, node in enumerate(w.other_homes):
+        index.record_bind(OTHER, f"worker/{i}", node, (), NOW - 900)
+        index.vacate(node, OTHER.key, NOW - 100 + i)
+    if w.other_waits:
+        index.pod_seen("other-pending", LivePod(OTHER.key, "worker/0", None))
+    if w.other_ended:
+        index.pod_seen("other-done", LivePod(OTHER.key, "worker/0", None, ended=True))
+    for i, node in enumerate(w.pool_homes):
+        index.record_bind(POOL, None, node, (), NOW - 500 + i)
+        index.mark_warm(POOL, None, node, NOW - 500 + i)
+        index.vacate(node, POOL.key, NOW - 50 + i)
+    for i in range(w.pool_pending):
+        index.pod_seen(f"pool-pending-{i}", LivePod(POOL.key, None, None))
+    for node in w.pool_promised:
+        index.promise(POOL.key, node, NOW, 60)
+    return index
+
+
+@pytest.mark.parametrize(
+    "world, rank, claimed",
+    [
+        pytest.param(World(), "worker/0", {"n1", "n2", "n3"}, id="gang-restart-siblings-not-created-yet"),
+        pytest.param(World(live={1: "n1"}), "worker/0", {"n2", "n3"}, id="a-running-sibling-holds-its-home"),
+        pytest.param(World(live={2: "terminating:n2"}), "worker/0", {"n1", "n2", "n3"}, id="a-terminating-sibling-holds-nothing"),
+        pytest.param(World(live={1: None}), "worker/0", {"n1", "n2", "n3"}, id="a-pending-sibling-claims-its-home"),
+        pytest.param(World(other_homes=("m0", "m1"), other_waits=True), "worker/0", {"n1", "n2", "n3", "m0", "m1"},
+                     id="another-job-waiting-claims-its-homes"),
+        pytest.param(World(other_homes=("m0",)), "worker/0", {"n1", "n2", "n3"}, id="another-job-with-no-pod-claims-nothing"),
+        pytest.param(World(other_homes=("m0",), other_ended=True), "worker/0", {"n1", "n2", "n3"},
+                     id="another-job-that-finished-claims-nothing"),
+        pytest.param(World(pool_homes=("p0", "p1", "p2"), pool_pending=2, pool_promised=("p0",)), "worker/0",
+                     {"n1", "n2", "n3", "p0", "p2"}, id="a-pool-claims-its-promised-then-most-recent-homes"),
+        pytest.param(World(pool_homes=("p0", "p1")), "worker/0", {"n1", "n2", "n3"}, id="a-pool-with-nothing-pending"),
+        pytest.param(World(), None, set(), id="a-rankless-pod-of-the-job-leaves-its-ranks-to-them"),
+    ],
+)
+def test_claimed_homes(world: World, rank: str | None, claimed: set[str]):
+    index = index_of(world)
+    own_home = "n0" if rank == "worker/0" else None
+    got = claimed_homes(index, JOB.key, rank, own_home, NOW, 256)
+    assert set(got) == claimed
+    assert own_home not in got
+
+
+def test_a_pool_pods_own_homes_are_left_to_its_promises():
+    index = index_of(World(live={1: None}, pool_homes=("p0", "p1"), pool_pending=2, other_homes=("m0",), other_waits=True))
+    assert set(claimed_homes(index, POOL.key, None, None, NOW, 256)) == {"n0", "n1", "n2", "n3", "m0"}
+
+
+def test_claimants_by_node_names_who_waits():
+    index = index_of(World(live={1: None}, other_homes=("n3",), other_waits=True))
+    by_node = claimants_by_node(index, NOW)
+    assert by_node["n0"] == {JOB.key} and by_node["n3"] == {JOB.key, OTHER.key}
+
+
+# -- the decision for a rank whose home is taken -----------------------------------------------------
+
+def cluster(home_health: Health = Health.HEALTHY) -> ClusterSnapshot:
+    """n0..n3 the job's homes (holding its image), c0, c1 cold, w0 warm and nobody's home."""
+    nodes = {f"n{i}": NodeState(f"n{i}", Health.HEALTHY, images=frozenset({IMAGE})) for i in range(4)}
+    nodes["n0"] = NodeState("n0", home_health, images=frozenset({IMAGE}))
+    nodes |= {n: NodeState(n, Health.HEALTHY) for n in ("c0", "c1")}
+    nodes["w0"] = NodeState("w0", Health.HEALTHY, images=frozenset({IMAGE}))
+    return ClusterSnapshot(nodes)
+
+
+def rank0_pod() -> dict:
+    p = npu_pod(name="llama-worker-0", controller=JOB, annotations={"volcano.sh/task-spec": "worker", "volcano.sh/task-index": "0"})
+    p["spec"]["containers"][0]["image"] = IMAGE
+    return p
+
+
+@pytest.mark.parametrize(
+    "how, snapshot, fault, home_term, keep_off, warm",
+    [
+        # its own home stays warm for it (the scheduler finds it full); the siblings' are not
+        pytest.param("held", cluster(), False, ("n0",), {"n1", "n2", "n3"}, {"n0", "w0"}, id="home-held-by-another-pod"),
+        pytest.param("cordoned", cluster(Health.UNAVAILABLE), False, None, {"n1", "n2", "n3"}, {"w0"}, id="home-cordoned"),
+        pytest.param("faulted", cluster(), True, None, {"n0", "n1", "n2", "n3"}, {"w0"}, id="home-faulted"),
+        pytest.param("unhealthy", cluster(Health.UNHEALTHY), False, None, {"n0", "n1", "n2", "n3"}, {"w0"}, id="home-unhealthy"),
+    ],
+)
+def test_a_rank_whose_home_is_taken_keeps_off_its_siblings_homes(how, snapshot, fault, home_term, keep_off, warm):
+    index = index_of(World())
+    if how == "held":
+        index.occupy("stranger", "n0")
+    if fault:
+        index.record_fault(JOB.key, "worker/0", "n0", NOW - 10, 3600)
+    d = decide(rank0_pod(), index, WorkloadIndex(), snapshot, Settings(), NOW)
+    terms = by_role(d.terms)
+    assert (terms["home"].values if "home" in terms else None) == home_term
+    assert set(terms["claimed"].values) == keep_off and terms["claimed"].weight == Settings().weights.claimed
+    assert set(terms["image-warm"].values) == warm, "a sibling's home is never image-warm"
+    assert "claimed-homes" in d.prefer
+
+
+def test_switched_off_the_siblings_homes_are_warm_again():
+    d = decide(rank0_pod(), index_of(World()), WorkloadIndex(), cluster(), Settings(preferences=Preferences(claimed_homes=False)), NOW)
+    terms = by_role(d.terms)
+    assert "claimed" not in terms
+    assert {"n1", "n2", "n3"} <= set(terms["image-warm"].values)
+
+
+def test_tenant_strict_image_warm_reads_only_the_namespaces_own_memory():
+    index = index_of(World())
+    index.ran_images((IMAGE,), "c0", NOW - 5, "ns")
+    settings = Settings(preferences=Preferences(image_warm_namespace_only=True))
+    terms = by_role(decide(rank0_pod(), index, WorkloadIndex(), cluster(), settings, NOW).terms)
+    assert terms["image-warm"].values == ("c0",), "w0 is known only from its kubelet's report"

@@ -1,0 +1,184 @@
+"""Scale-in frees the homes others wait for, on the real API server and controller manager:
+the operator marks a Deployment replica bound to another workload's claimed home with the
+pod-deletion-cost annotation and removes the mark when the home stops being claimed; the
+ReplicaSet controller deletes the marked replicas first; the ValidatingAdmissionPolicy
+holds homing's ServiceAccount to that one annotation on pods."""
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from homing.engine.deletion_cost import ANNOTATION, MARK
+from homing.operator.kube import MERGE_PATCH, Kube
+from homing_e2e import objects as o
+from homing_e2e.cluster import BIN_DIR
+
+pytestmark = pytest.mark.cluster
+
+BASE = Path(__file__).resolve().parents[2] / "manifests" / "base"
+SA = "system:serviceaccount:homing-system:homing"
+
+
+def deployment(name: str, replicas: int, scheduler: str = "default-scheduler") -> dict:
+    return {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}}, "template": {
+            "metadata": {"labels": {"app": name}},
+            "spec": {"schedulerName": scheduler, "containers": [o.container(npus=8)], "automountServiceAccountToken": False,
+                     "terminationGracePeriodSeconds": 0}}},
+    }
+
+
+async def replicas_of(kube: Kube, ns: str, app: str) -> list[dict]:
+    got = await kube.request("GET", f"/api/v1/namespaces/{ns}/pods", query=[("labelSelector", f"app={app}")])
+    return [p for p in got["items"] if not p["metadata"].get("deletionTimestamp")]
+
+
+async def scale(kube: Kube, ns: str, name: str, replicas: int) -> None:
+    await kube.request("PATCH", f"/apis/apps/v1/namespaces/{ns}/deployments/{name}", body={"spec": {"replicas": replicas}},
+                       content_type=MERGE_PATCH)
+
+
+def cost(pod: dict) -> str | None:
+    return (pod["metadata"].get("annotations") or {}).get(ANNOTATION)
+
+
+async def test_the_replicaset_deletes_the_marked_replicas_first(kube: Kube, ns: str):
+    """No operator here: two of four pending replicas carry homing's mark; scaled to two,
+    the ReplicaSet controller deletes exactly those (pending pods rank equal before the cost)."""
+    await kube.request("POST", f"/apis/apps/v1/namespaces/{ns}/deployments", body=deployment("rs", 4, "nobody"))
+    pods = await o.eventually(lambda: _exactly(kube, ns, "rs", 4), what="4 replicas")
+    marked = sorted(p["metadata"]["name"] for p in pods)[1:3]
+    for name in marked:
+        await kube.request("PATCH", f"/api/v1/namespaces/{ns}/pods/{name}", content_type=MERGE_PATCH,
+                           body={"metadata": {"annotations": {ANNOTATION: MARK}}})
+    await scale(kube, ns, "rs", 2)
+    left = await o.eventually(lambda: _exactly(kube, ns, "rs", 2), what="2 replicas left")
+    assert not {p["metadata"]["name"] for p in left} & set(marked)
+
+
+async def _exactly(kube: Kube, ns: str, app: str, n: int) -> list[dict] | None:
+    got = await kube.request("GET", f"/api/v1/namespaces/{ns}/pods", query=[("labelSelector", f"app={app}")])
+    pods = got["items"]
+    return pods if len(pods) == n and not any(p["metadata"].get("deletionTimestamp") for p in pods) else None
+
+
+async def test_a_replica_on_a_claimed_home_is_marked_and_unmarked(kube: Kube, operator, ns: str):
+    """A job's rank ran on node A and was evicted; a sibling still waits (the job is active), so
+    A is claimed. A Deployment replica bound to A is marked; one on a free node B is not; when
+    the job has no pod left waiting, A is no longer claimed and the mark goes."""
+    a, b = await o.node(kube, f"a-{ns}"), await o.node(kube, f"b-{ns}")
+    job = await o.owner_stand_in(kube, ns, "train")
+    await o.pod(kube, ns, "train-0", owner=job, annotations={"volcano.sh/task-index": "0"}, npus=8)
+    await o.bind(kube, ns, "train-0", a)
+    await o.running(kube, ns, "train-0")
+    await o.pod(kube, ns, "train-1", owner=job, annotations={"volcano.sh/task-index": "1"}, npus=8)  # pending
+    await o.delete_pod(kube, ns, "train-0")  # evicted: A is its vacant home, the job still waits
+    await kube.request("POST", f"/apis/apps/v1/namespaces/{ns}/deployments", body=deployment("infer", 2, "nobody"))
+    pods = await o.eventually(lambda: _exactly(kube, ns, "infer", 2), what="2 replicas")
+    on_a, on_b = sorted(p["metadata"]["name"] for p in pods)
+    await o.bind(kube, ns, on_a, a)
+    await o.bind(kube, ns, on_b, b)
+
+    async def marked() -> bool:
+        return cost(await o.get_pod(kube, ns, on_a)) == MARK
+
+    await o.eventually(marked, timeout=30, what="the replica on the claimed home marked")
+    assert cost(await o.get_pod(kube, ns, on_b)) is None, "a replica on a free node keeps no mark"
+
+    await o.delete_pod(kube, ns, "train-1")  # the job waits for nothing: A is not claimed any more
+
+    async def unmarked() -> bool:
+        return cost(await o.get_pod(kube, ns, on_a)) is None
+
+    await o.eventually(unmarked, timeout=30, what="the mark removed once the home is no longer claimed")
+
+
+async def test_a_users_own_deletion_cost_is_never_touched(kube: Kube, operator, ns: str):
+    """Two claimed homes, a replica on each: the one whose user set a cost keeps it, the
+    other (the control) is marked."""
+    a, c = await o.node(kube, f"a-{ns}"), await o.node(kube, f"c-{ns}")
+    job = await o.owner_stand_in(kube, ns, "train")
+    for rank, node in (("0", a), ("1", c)):
+        await o.pod(kube, ns, f"train-{rank}", owner=job, annotations={"volcano.sh/task-index": rank}, npus=8)
+        await o.bind(kube, ns, f"train-{rank}", node)
+        await o.running(kube, ns, f"train-{rank}")
+    await o.pod(kube, ns, "train-2", owner=job, annotations={"volcano.sh/task-index": "2"}, npus=8)  # waits
+    for rank in ("0", "1"):
+        await o.delete_pod(kube, ns, f"train-{rank}")
+    await kube.request("POST", f"/apis/apps/v1/namespaces/{ns}/deployments", body=deployment("infer", 2, "nobody"))
+    pods = await o.eventually(lambda: _exactly(kube, ns, "infer", 2), what="2 replicas")
+    users, control = sorted(p["metadata"]["name"] for p in pods)
+    await kube.request("PATCH", f"/api/v1/namespaces/{ns}/pods/{users}", content_type=MERGE_PATCH,
+                       body={"metadata": {"annotations": {ANNOTATION: "5"}}})
+    await o.bind(kube, ns, users, a)
+    await o.bind(kube, ns, control, c)
+
+    async def control_marked() -> bool:
+        return cost(await o.get_pod(kube, ns, control)) == MARK
+
+    await o.eventually(control_marked, timeout=30, what="the control replica marked")
+    assert cost(await o.get_pod(kube, ns, users)) == "5"
+
+
+# -- the policy ------------------------------------------------------------------------------
+
+def kubectl(kubeconfig: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(BIN_DIR / "kubectl"), f"--kubeconfig={kubeconfig}", *args], capture_output=True, text=True, timeout=60)
+
+
+def policy_and_grant() -> list[dict]:
+    """The policy, and the base ClusterRole (with its binding) that lets homing patch pods."""
+    docs = list(yaml.safe_load_all((BASE / "pod-deletion-cost-policy.yaml").read_text()))
+    rbac = [d for d in yaml.safe_load_all((BASE / "rbac.yaml").read_text())
+            if d and d["kind"] in ("ClusterRole", "ClusterRoleBinding") and d["metadata"]["name"] == "homing"]
+    return docs + rbac
+
+
+@pytest.fixture
+def policy_applied(kubeconfig: Path, tmp_path: Path) -> Iterator[None]:
+    files = tmp_path / "policy.yaml"
+    files.write_text(yaml.safe_dump_all(policy_and_grant()))
+    out = kubectl(kubeconfig, "apply", "-f", str(files))
+    assert out.returncode == 0, out.stderr
+    yield
+    kubectl(kubeconfig, "delete", "-f", str(files), "--ignore-not-found", "--wait=false")
+
+
+async def patch_as_homing(kube: Kube, ns: str, name: str, body: dict) -> tuple[int, str]:
+    resp = await kube.api.call_api(
+        f"/api/v1/namespaces/{ns}/pods/{name}", "PATCH",
+        header_params={"Content-Type": MERGE_PATCH, "Accept": "application/json", "Impersonate-User": SA,
+                       "Impersonate-Group": "system:serviceaccounts"},
+        body=body, auth_settings=["BearerToken"], _preload_content=False,
+    )
+    return resp.status, (await resp.read()).decode(errors="replace")
+
+
+async def test_homing_may_change_the_deletion_cost_of_a_pod_and_nothing_else(kube: Kube, ns: str, policy_applied: None):
+    await o.pod(kube, ns, "p", labels={"team": "a"}, annotations={"note": "x"}, npus=0)
+    other_label = {"metadata": {"labels": {"team": "b"}}}
+
+    async def in_force() -> bool:  # compiled and bound a moment after it is created
+        status, text = await patch_as_homing(kube, ns, "p", other_label)
+        if status == 200:  # let through before it was in force: put the label back
+            await kube.request("PATCH", f"/api/v1/namespaces/{ns}/pods/p", body={"metadata": {"labels": {"team": "a"}}},
+                               content_type=MERGE_PATCH)
+            return False
+        return status == 422 and "homing may" in text
+
+    await o.eventually(in_force, timeout=30, what="the pod deletion-cost policy in force")
+    status, text = await patch_as_homing(kube, ns, "p", {"metadata": {"annotations": {ANNOTATION: MARK}}})
+    assert status == 200, text
+    status, text = await patch_as_homing(kube, ns, "p", {"metadata": {"annotations": {ANNOTATION: None}}})
+    assert status == 200, text
+    for refused in ({"metadata": {"annotations": {"note": "y"}}}, {"metadata": {"annotations": {"homing.io/home": "n"}}},
+                    {"metadata": {"annotations": {"note": None}}}, {"metadata": {"finalizers": ["example.com/keep"]}}):
+        status, text = await patch_as_homing(kube, ns, "p", refused)
+        assert status == 422 and "homing may" in text, (refused, status, text)
+    got = await o.get_pod(kube, ns, "p")
+    assert got["metadata"]["labels"] == {"team": "a"} and got["metadata"]["annotations"] == {"note": "x"}
