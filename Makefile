@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: all venv binaries test test-engine test-integration bench bench-tidal bench-scale bench-takeover lock dashboard-snapshot demo crds manifests clean
+.PHONY: all venv binaries test test-engine test-integration bench bench-tidal bench-demo bench-scale bench-takeover lock dashboard-snapshot demo crds manifests clean
 
 all: test
 
@@ -37,6 +37,11 @@ bench: venv
 
 bench-tidal: venv binaries
 	$(PY) bench/tidal.py
+
+# The demo's story DEMO_RUNS times per variant, both variants from each run's dawn layout.
+DEMO_RUNS ?= 5
+bench-demo: venv binaries
+	$(PY) bench/demo.py --runs $(DEMO_RUNS)
 
 # Issue 11: one operator at 500 / 2,000 / 5,000 nodes (SCALE_STEPS=500 for the first only),
 # then the same steps through a webhook that does nothing, in Python and in Go: the machine's

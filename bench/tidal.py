@@ -100,7 +100,8 @@ async def day(c: TidalCluster, d: Day) -> None:
         log(f"  {step}: inference {replicas}")
 
 
-PREFERENCES = ("image-warm", "vacant-homes", "displace-few", "free-room")  # SPEC 4.4, switchable
+PREFERENCES = ("claimed-homes", "image-warm", "vacant-homes", "displace-few", "free-room", "deletion-marks")  # switchable
+SWITCHES = {"deletion-marks": "HOMING_DELETION_COST__ENABLED"}  # the rest are HOMING_PREFERENCES__<NAME>
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,7 @@ class Variant:
     @property
     def env(self) -> dict[str, str]:
         """The operator's environment that switches the preferences off."""
-        return {f"HOMING_PREFERENCES__{pref.replace('-', '_').upper()}": "false" for pref in self.off}
+        return {SWITCHES.get(pref, f"HOMING_PREFERENCES__{pref.replace('-', '_').upper()}"): "false" for pref in self.off}
 
     @property
     def unset(self) -> str:

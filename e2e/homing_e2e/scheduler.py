@@ -6,13 +6,24 @@ import subprocess
 import time
 from pathlib import Path
 
+import yaml
+
 from homing_e2e.cluster import BIN_DIR, free_port
 
 PROFILE = "kube-e2e"
+SHIPPED = Path(__file__).resolve().parents[2] / "manifests" / "kube-scheduler" / "scheduler-config.yaml"
 
 
-def config_text(kubeconfig: Path, node_affinity_weight: int = 2, percentage: int = 0) -> str:
-    """The default profile; NodeAffinity's score weight is 2 unless changed."""
+def shipped_node_affinity_weight() -> int:
+    """NodeAffinity's score weight in manifests/kube-scheduler, the configuration homing ships."""
+    conf = yaml.safe_load(SHIPPED.read_text())
+    return next(p["weight"] for p in conf["profiles"][0]["plugins"]["score"]["enabled"] if p["name"] == "NodeAffinity")
+
+
+def config_text(kubeconfig: Path, node_affinity_weight: int | None = None, percentage: int = 0) -> str:
+    """The default profile with NodeAffinity's score weight as shipped, unless changed."""
+    if node_affinity_weight is None:
+        node_affinity_weight = shipped_node_affinity_weight()
     return f"""apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 clientConnection:

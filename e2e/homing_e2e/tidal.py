@@ -105,6 +105,7 @@ class PodSeen:
     image_gb: float
     npus: int
     seen: float
+    ranked: bool = False  # a training rank (Volcano Job, task index); else a replica of a pool
     bound: float | None = None
     node: str | None = None
     started: bool = False
@@ -251,8 +252,8 @@ class Recorder:
             container = pod["spec"]["containers"][0]
             image = container["image"]
             npus = int((container.get("resources", {}).get("limits") or {}).get(NPU, 0))
-            key, _ = self.key_of(pod)
-            seen = self.pods[uid] = PodSeen(key, image, self.images.get(image, 0.0), npus, now)
+            key, ranked = self.key_of(pod)
+            seen = self.pods[uid] = PodSeen(key, image, self.images.get(image, 0.0), npus, now, ranked)
             self.last_change = now
         node = pod["spec"].get("nodeName")
         if node and seen.node is None:
@@ -423,7 +424,8 @@ class TidalCluster:
     """One run: its own control plane, Volcano, kwok, nodes, and homing when asked."""
 
     def __init__(self, variant: str, superpods: int, images: dict[str, float], bandwidth_gbps: float, disk_gb: float = 120,
-                 volcano_args: tuple[str, ...] = (), tide: str = "preempt", controller_manager_args: tuple[str, ...] = ()) -> None:
+                 volcano_args: tuple[str, ...] = (), tide: str = "preempt", controller_manager_args: tuple[str, ...] = (),
+                 operator_env: dict[str, str] | None = None) -> None:
         self.variant = variant
         self.tide = tide  # manifests/tidal/<tide>: "preempt"/"gangpreempt" (one queue, priorities) or "reclaim"/"gangreclaim" (two queues)
         self.superpods = superpods
@@ -437,6 +439,7 @@ class TidalCluster:
         )
         self.recorder = Recorder(ImageCache(disk_gb, bandwidth_gbps), images)
         self.volcano_args = volcano_args
+        self.operator_env = operator_env or {}
         self.operator: OperatorProcess | None = None
         self.kube: Kube | None = None
         self.tasks: list[asyncio.Task] = []
@@ -468,7 +471,8 @@ class TidalCluster:
                              f"--server-address=127.0.0.1:{free_port()}", f"--config={node_stage}",
                              *[f"--config={stages / s}" for s in KWOK_STAGES]])
         if "homing" in self.variant:
-            self.operator = OperatorProcess(self.cp.kubeconfig, self.workdir, env={"HOMING_LOG_LEVEL": os.environ.get("HOMING_E2E_OPERATOR_LOG_LEVEL", "warning")})
+            env = {"HOMING_LOG_LEVEL": os.environ.get("HOMING_E2E_OPERATOR_LOG_LEVEL", "warning"), **self.operator_env}
+            self.operator = OperatorProcess(self.cp.kubeconfig, self.workdir, env=env)
             self.operator.start()
         await kube.request("POST", "/api/v1/namespaces", body={"metadata": {"name": NS, "labels": {"homing.io/enabled": "true"}}})
         for name, value, never in (("inference-high", 1000, False), ("training-low", 100, True)):
@@ -573,15 +577,35 @@ class TidalCluster:
 
     async def settle(self, quiet: float = 3.0, at_least: float = 4.0, timeout: float = 90.0) -> None:
         """Waits until no pod has been created, bound or deleted for `quiet` seconds, no
-        inference replica is pending (the scheduler is still making room), and at least
-        `at_least` seconds passed: on a loaded machine a step takes longer, not less."""
+        inference replica is pending (the scheduler is still making room; a training gang may
+        stay pending), and at least `at_least` seconds passed: on a loaded machine a step
+        takes longer, not less."""
         start = time.monotonic()
         while time.monotonic() - start < timeout:
             await asyncio.sleep(0.5)
             now = time.monotonic()
-            pending = any(p.node is None and not p.leaving and not p.key.startswith("train-") for p in self.recorder.pods.values())
+            pending = any(p.node is None and not p.leaving and not p.ranked for p in self.recorder.pods.values())
             if now - start >= at_least and now - max(self.recorder.last_change, start) >= quiet and not pending:
                 return
+
+    async def placed_on(self, nodes: set[str], key_prefix: str, count: int, create) -> None:
+        """Creates a workload (`create()`) while every node but `nodes` is cordoned, so that its
+        `count` pods bind there: two runs then start from the same layout. Uncordons after."""
+        others = [n for n in self.node_names if n not in nodes]
+        await asyncio.gather(*(self.cordon(n, True) for n in others))
+        try:
+            await create()
+
+            async def bound() -> bool:
+                return len([p for p in self.recorder.pods.values() if p.key.startswith(key_prefix) and p.node]) >= count
+
+            await o.eventually(bound, timeout=60, what=f"{count} pods of {key_prefix} bound on the chosen nodes")
+        finally:
+            await asyncio.gather(*(self.cordon(n, False) for n in others))
+
+    async def cordon(self, node: str, on: bool) -> None:
+        await self.kube.request("PATCH", f"/api/v1/nodes/{node}", content_type=MERGE_PATCH,
+                                body={"spec": {"unschedulable": True if on else None}})
 
     async def gang_restarts(self) -> int:
         """Training jobs restarted whole: Volcano counts each RestartJob in status.retryCount."""

@@ -56,6 +56,8 @@ def test_a_setting_without_its_volcano_run_is_not_checked(tidal):
     ("volcano+homing-no-image-warm-no-vacant-homes-fast-scale-in", "volcano+homing", ("image-warm", "vacant-homes"),
      "-fast-scale-in", ("--kube-api-qps=1000", "--kube-api-burst=1000"), ()),
     ("volcano", "volcano", (), "", (), ()),
+    ("volcano+homing-no-claimed-homes", "volcano+homing", ("claimed-homes",), "", (), ()),
+    ("volcano+gangpreempt+homing-no-deletion-marks", "volcano+gangpreempt+homing", ("deletion-marks",), "", (), ()),
 ])
 def test_one_grammar_reads_preferences_off_and_setting_suffixes(tidal, variant, scheduler, off, suffix, controller_manager,
                                                                 volcano):
@@ -63,7 +65,8 @@ def test_one_grammar_reads_preferences_off_and_setting_suffixes(tidal, variant, 
     assert (v.scheduler, v.off, v.suffix) == (scheduler, off, suffix)
     assert (v.setting.controller_manager, v.setting.volcano) == (controller_manager, volcano)
     assert v.unset + v.suffix == variant  # nothing of the name is lost
-    assert v.env == {f"HOMING_PREFERENCES__{p.replace('-', '_').upper()}": "false" for p in off}
+    assert v.env == {("HOMING_DELETION_COST__ENABLED" if p == "deletion-marks" else
+                      f"HOMING_PREFERENCES__{p.replace('-', '_').upper()}"): "false" for p in off}
 
 
 def test_two_settings_together_are_their_own_group(tidal):

@@ -1,6 +1,6 @@
-"""homing does not depend on Volcano: with kube-scheduler (default profile, NodeAffinity
-score weight 2), a Deployment scaled in and out again and a deleted StatefulSet pod
-land back on their nodes (issue 4, part 4)."""
+"""homing does not depend on Volcano: with kube-scheduler (the default profile with the
+NodeAffinity score weight of manifests/kube-scheduler), a Deployment scaled in and out
+again and a deleted StatefulSet pod land back on their nodes."""
 from __future__ import annotations
 
 import tempfile

@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from homing.operator.kube import KubeError
 from homing_e2e import objects as o
 from homing_e2e.cluster import build_binaries
 from homing_e2e.tidal import NS, TidalCluster
@@ -66,7 +67,13 @@ async def test_a_new_job_of_a_shared_image_starts_where_the_image_is(binaries):
             return all(any("train:30g" in i["names"] for i in n["status"].get("images") or []) for n in nodes)
 
         await o.eventually(reported, what="the nodes report the training image")
-        await c.kube.request("DELETE", f"/apis/batch.volcano.sh/v1alpha1/namespaces/{NS}/jobs/first")
+        # The job, then its pods: the garbage collector may not know a kind whose CRD was
+        # installed seconds ago, and waiting for it to collect the pods is waiting on its resync.
+        jobs = f"/apis/batch.volcano.sh/v1alpha1/namespaces/{NS}/jobs"
+        await c.kube.request("DELETE", f"{jobs}/first")
+        await o.eventually(lambda: _deleted(c, f"{jobs}/first"), what="the first job deleted")
+        await c.kube.request("DELETE", f"/api/v1/namespaces/{NS}/pods", query=[("labelSelector", "volcano.sh/job-name=first")],
+                             body={"gracePeriodSeconds": 0})
         await o.eventually(lambda: _gone(c, "first/"), what="the first job's pods gone")
         await c.training_job("second", 4, "train:30g")
         await c.settle(quiet=3, at_least=4)
@@ -76,6 +83,14 @@ async def test_a_new_job_of_a_shared_image_starts_where_the_image_is(binaries):
         assert all("image-warm" in d.get("prefer", []) for d in decisions(got["items"]))
     finally:
         await c.stop()
+
+
+async def _deleted(c: TidalCluster, path: str) -> bool:
+    try:
+        await c.kube.request("GET", path)
+    except KubeError as err:
+        return err.status == 404
+    return False
 
 
 async def _gone(c: TidalCluster, prefix: str) -> bool:
