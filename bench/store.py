@@ -1,4 +1,4 @@
-"""PlacementMemory write-path benchmark (SPEC 2.1, SPEC 10): time to encode one owner
+"""PlacementMemory write-path benchmark (behaviour.md "Memory", behaviour.md "Operation"): time to encode one owner
 and the size of its objects, before (the pydantic `to_status`, one object, all on the
 event loop) and after (a snapshot on the loop, compact encoding in a worker thread,
 objects of at most 256 KiB of status).

@@ -3,7 +3,7 @@ by every variant on 64 fake 8-NPU nodes (--repeats times, interleaved, so the sh
 machine's load falls on all alike), then by LARGE_VARIANTS on 304 nodes. Variants:
 plain Volcano, its image locality, its gang-aware preemption (`gangpreempt`, or
 `gangreclaim` on a reclaim day), homing on each; `volcano+homing-no-<preference>`
-switches one SPEC 4.4 preference off. Writes bench/results/tidal.json (`days`, and
+switches one behaviour.md "Beyond the home" preference off. Writes bench/results/tidal.json (`days`, and
 `runs` = the first day at 64 nodes), tidal.md (tables, targets), tidal.svg.
 
     .venv/bin/python bench/tidal.py [--days tidal shared] [--variants ...] [--repeats 3]
@@ -40,7 +40,7 @@ STEPS = ("dawn", "morning wave 1", "morning wave 2", "night", "faults", "recover
 
 @dataclass(frozen=True)
 class Day:
-    """One scripted day: SPEC 9's tide, the gang size, and the training images in turn."""
+    """One scripted day: behaviour.md "Operation" tide, the gang size, and the training images in turn."""
 
     tide: str  # manifests/tidal/<tide>; a +gangpreempt variant runs its gang-aware action
     gang: int
@@ -128,7 +128,7 @@ class Variant:
     'volcano+homing-no-image-warm-fast-scale-in'."""
 
     scheduler: str  # 'volcano+homing': what runs
-    off: tuple[str, ...]  # SPEC 4.4 preferences switched off (what each one buys)
+    off: tuple[str, ...]  # behaviour.md "Beyond the home" preferences switched off (what each one buys)
     suffix: str  # the cluster settings' suffix, '' for none; runs are compared within one
     setting: Setting
 

@@ -1,4 +1,4 @@
-"""HyperNode topology benchmark (SPEC 10, never stall): what TopologySources costs the
+"""HyperNode topology benchmark (behaviour.md "Operation", never stall): what TopologySources costs the
 event loop for (a) the HyperNode listing at start-up, (b) one node label change and
 (c) one HyperNode change, on two fabrics: 200 HyperNodes over 1,600 nodes and 550
 HyperNodes in three tiers over 4,000 nodes. Leaves take their nodes by label selector,

@@ -52,7 +52,7 @@ RECLAIM_TIDES = ("reclaim", "gangreclaim")  # two queues: inference reclaims fro
 
 
 def scheduler_conf(variant: str, tide: str = "preempt") -> str:
-    """The shipped volcano-scheduler.conf of the tide (manifests/tidal, SPEC 9), with
+    """The shipped volcano-scheduler.conf of the tide (manifests/tidal, behaviour.md "Operation"), with
     nodeorder's arguments set for the run: homing's weight and/or image locality's, or
     none (Volcano's defaults)."""
     conf = yaml.safe_load((TIDAL_MANIFESTS / tide / "volcano-scheduler.conf").read_text())

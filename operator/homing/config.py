@@ -13,7 +13,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 
 class Weights(BaseModel):
-    """Preferred-term weights (SPEC 4.3). Validated at start-up: they must keep the order."""
+    """Preferred-term weights (behaviour.md "Weights"). Validated at start-up: they must keep the order."""
 
     home: int = 100
     # The order of docs/behaviour.md ("Weights") after Kubernetes' normalisation, with a
@@ -45,12 +45,12 @@ class Weights(BaseModel):
         self.free_room = free_room_weight(self)
         problems = order_violations(self)
         if problems:
-            raise ValueError("weights cannot keep the SPEC 4.3 order: " + "; ".join(problems))
+            raise ValueError("weights cannot keep homing's node order (docs/behaviour.md, Weights): " + "; ".join(problems))
         return self
 
 
 class Preferences(BaseModel):
-    """SPEC 4.4: what a pod prefers beyond its home; each can be switched off."""
+    """behaviour.md "Beyond the home": what a pod prefers beyond its home; each can be switched off."""
 
     claimed_homes: bool = True  # keep off vacant homes whose pods are expected back (every pod)
     image_warm: bool = True  # nodes that hold the pod's images (kubelet status, where they ran)
@@ -90,7 +90,7 @@ class Labels(BaseModel):
 
 
 class Topology(BaseModel):
-    """Optional topology sources (SPEC 5.1, 5.3)."""
+    """Optional topology sources (behaviour.md "Topology", "Health")."""
 
     # MindCluster resource-level-config JSON: {"<tree>": {"level1": {"label": "..."}, ...}}
     resource_level_config: str | None = None
@@ -118,7 +118,7 @@ class Lifetimes(BaseModel):
 
 
 class SelfHealth(BaseModel):
-    """SPEC 10: when liveness fails."""
+    """behaviour.md "Operation": when liveness fails."""
 
     watch_stale_seconds: float = 300  # a watch silent this long is dead (bookmarks come about every minute)
     drain_seconds: float = Field(3.0, ge=0)  # after SIGTERM: keep answering, closing each connection (drain.py)
@@ -146,7 +146,7 @@ class Webhook(BaseModel):
 
 
 class Replicas(BaseModel):
-    """Several replicas (SPEC 10): one Lease elects the writer; each replica's member Lease
+    """Several replicas (behaviour.md "Operation"): one Lease elects the writer; each replica's member Lease
     says it is alive, which splits rankless pools among the replicas (engine/shares.py).
     Timings are client-go's defaults; lease > renew > 1.2 x retry."""
 

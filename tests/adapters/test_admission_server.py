@@ -1,4 +1,4 @@
-"""SPEC 10, never stall: homing's admission is answered straight from the decision's
+"""behaviour.md "Operation", never stall: homing's admission is answered straight from the decision's
 JSON patch, without kopf's per-request machinery (which deep-copied the pod three
 times and diffed it whole: bench/scale.py found it most of the webhook's time). The
 answer is the same one kopf would give: allowed, the patch, the warnings."""

@@ -49,7 +49,7 @@ def test_a_patch_that_cannot_be_built_admits_the_pod_unchanged(affinity):
 
 
 def test_the_admitted_log_line_names_the_bursts_victim():
-    """An operator reading the logs sees which workload a burst agreed to displace (SPEC 4.4.3)."""
+    """An operator reading the logs sees which workload a burst agreed to displace (behaviour.md "Beyond the home")."""
     from structlog.testing import capture_logs
 
     from homing.engine.displacement import Load

@@ -1,4 +1,4 @@
-"""The LeaderWorkerSet and JobSet watches feed the identity caches (SPEC 1.1): a listing
+"""The LeaderWorkerSet and JobSet watches feed the identity caches (behaviour.md "Identity"): a listing
 makes a cache live, a re-list that lacks an object forgets it, and a JobSet's TrainJob
 controller is what its pods are lifted to."""
 from __future__ import annotations

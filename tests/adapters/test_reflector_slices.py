@@ -1,5 +1,5 @@
 """The reflector hands the loop back after a time slice of handled objects, not after a
-count: at 5,000 nodes 50 pod events took ~20 ms, all of it an admission's wait (SPEC 10)."""
+count: at 5,000 nodes 50 pod events took ~20 ms, all of it an admission's wait (behaviour.md "Operation")."""
 from __future__ import annotations
 
 import asyncio

@@ -1,4 +1,4 @@
-"""After a re-list, cluster objects the listing lacks are handed over as deleted (SPEC 10):
+"""After a re-list, cluster objects the listing lacks are handed over as deleted (behaviour.md "Operation"):
 a node deleted while the node watch was away must not stay in the snapshot."""
 from __future__ import annotations
 

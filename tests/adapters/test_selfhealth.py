@@ -1,4 +1,4 @@
-"""Self-health without a cluster (SPEC 10): supervised loops survive exceptions, a dead
+"""Self-health without a cluster (behaviour.md "Operation"): supervised loops survive exceptions, a dead
 or failing loop and a silent watch fail liveness, the loop-lag monitor sees a blocked
 event loop, and /healthz and /readyz say so over real HTTP."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""SPEC 2.1, the loader: any object it cannot read is skipped with a warning and the
+"""behaviour.md "Memory", the loader: any object it cannot read is skipped with a warning and the
 others load (one bad object must not keep the operator from becoming ready), objects in
 the earlier form still load, shards merge, and the listing is read a page at a time."""
 from __future__ import annotations

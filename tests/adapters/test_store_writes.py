@@ -1,6 +1,6 @@
-"""SPEC 2.1, the durable mirror's writes, against an in-process stand-in for the API
+"""behaviour.md "Memory", the durable mirror's writes, against an in-process stand-in for the API
 server: no object over 1 MiB at the per-owner bound, backoff after a failure, owners
-whose namespace is gone handed back, nothing ever raised into the loops (SPEC 10), and
+whose namespace is gone handed back, nothing ever raised into the loops (behaviour.md "Operation"), and
 encoding kept off the event loop (bench/store.py measures what stays on it)."""
 from __future__ import annotations
 
@@ -404,7 +404,7 @@ async def test_outdated_crd_that_prunes_the_compact_fields_is_a_failure():
     assert index.dirty and store.retries[mem.owner.key].failures == 1
 
 
-# -- the event loop (SPEC 10) ------------------------------------------------------------------------
+# -- the event loop (behaviour.md "Operation") ------------------------------------------------------------------------
 
 def spy_threads(monkeypatch, name: str, module=store_module) -> list[int]:
     """Record the thread each call of <module>.<name> runs in."""

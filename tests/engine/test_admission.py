@@ -1,4 +1,4 @@
-"""SPEC 3: decide() end to end on pod dicts: scope, identity, strategy, decision annotations."""
+"""behaviour.md "Admission": decide() end to end on pod dicts: scope, identity, strategy, decision annotations."""
 from __future__ import annotations
 
 import copy

@@ -1,4 +1,4 @@
-"""SPEC 4.4 beyond home: image references, where images are, vacant homes, and the terms
+"""behaviour.md "Beyond the home" beyond home: image references, where images are, vacant homes, and the terms
 the strategies build from them. Table-driven; no cluster."""
 from __future__ import annotations
 

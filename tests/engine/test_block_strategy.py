@@ -1,4 +1,4 @@
-"""SPEC 4.2-4.3 end to end through admission.decide: the block step of the topology kinds
+"""behaviour.md "Topology"-4.3 end to end through admission.decide: the block step of the topology kinds
 (super-pod, rack, multilevel, HyperNode) between the home term and keep-clear/avoid."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SPEC 4.3/7 bounds: configuration refuses bounds that cannot work, and no term builder
+"""behaviour.md "Weights"/7 bounds: configuration refuses bounds that cannot work, and no term builder
 ever emits a term with an empty value list (`In []` makes the API server refuse the pod)."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SPEC 4.4.3 displace few workloads: free capacity, who can be displaced where, which
+"""behaviour.md "Beyond the home" displace few workloads: free capacity, who can be displaced where, which
 victim a burst agrees on, and the term the replicas get. Table-driven; no cluster."""
 from __future__ import annotations
 

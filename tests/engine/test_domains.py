@@ -1,4 +1,4 @@
-"""SPEC 4.2: the home domain of a rank's block at each level: the majority of the block's
+"""behaviour.md "Topology": the home domain of a rank's block at each level: the majority of the block's
 remembered domains, ties to the domain of the lowest rank index, None with no mate."""
 from __future__ import annotations
 

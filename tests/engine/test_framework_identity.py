@@ -1,4 +1,4 @@
-"""SPEC 1.1 and 1.2 for each framework, from pods exactly as its controller writes them
+"""behaviour.md "Identity" and 1.2 for each framework, from pods exactly as its controller writes them
 (homing_e2e/framework_pods.py says where in each controller's source): the owner they are
 kept under and the rank they get, with the watch caches live, not yet filled, or absent."""
 from __future__ import annotations

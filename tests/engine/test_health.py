@@ -1,4 +1,4 @@
-"""SPEC 5.3 health and 5.1 topology of a node, from its object."""
+"""behaviour.md "Health" health and 5.1 topology of a node, from its object."""
 from __future__ import annotations
 
 import pytest

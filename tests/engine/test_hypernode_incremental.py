@@ -1,4 +1,4 @@
-"""SPEC 10 "never stall" for Volcano HyperNodes: TopologySources keeps node paths up to
+"""behaviour.md "Operation" "never stall" for Volcano HyperNodes: TopologySources keeps node paths up to
 date incrementally. A node label change or one HyperNode event re-paths the nodes it
 touches, not every node; the start-up listing, delivered one HyperNode at a time, costs
 about one rebuild in all. Work is counted (node paths recomputed), not timed: the time

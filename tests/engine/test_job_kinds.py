@@ -1,4 +1,4 @@
-"""SPEC 4.1: which job kind a pod is, and its topology levels, read from the pod and its
+"""behaviour.md "Topology": which job kind a pod is, and its topology levels, read from the pod and its
 PodGroup through job_facts -> job_topology. Bad input never fails: the node kind and
 one warning that names the problem."""
 from __future__ import annotations

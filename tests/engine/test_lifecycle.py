@@ -1,4 +1,4 @@
-"""SPEC 2's lifecycle as a pure step (engine/lifecycle.py): binds, warm nodes, faults
+"""behaviour.md "Memory" lifecycle as a pure step (engine/lifecycle.py): binds, warm nodes, faults
 judged when a pod ends, promises, outcomes, durable lastSeen, re-lists. No cluster."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SPEC 2: the memory rules and the MemoryIndex (binds, warm, faults, pool, promises,
+"""behaviour.md "Memory": the memory rules and the MemoryIndex (binds, warm, faults, pool, promises,
 live pods, TTL and size bound, the rank counter)."""
 from __future__ import annotations
 

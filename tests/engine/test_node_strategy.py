@@ -1,4 +1,4 @@
-"""SPEC 4.3 for ordinary NPU/GPU pods: home term, keep clear of siblings' homes, avoid faults."""
+"""behaviour.md "Weights" for ordinary NPU/GPU pods: home term, keep clear of siblings' homes, avoid faults."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -1,4 +1,4 @@
-"""SPEC 3 Outcome: where a pod sent home landed (home, a decided block domain, or
+"""behaviour.md "Admission" Outcome: where a pod sent home landed (home, a decided block domain, or
 elsewhere and why), and the decided domains read back from the decision annotation."""
 from __future__ import annotations
 

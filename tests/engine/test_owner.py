@@ -1,4 +1,4 @@
-"""SPEC 1.1: the owner is the pod's controller, lifted from a ReplicaSet to its Deployment."""
+"""behaviour.md "Identity": the owner is the pod's controller, lifted from a ReplicaSet to its Deployment."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field

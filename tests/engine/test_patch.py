@@ -1,4 +1,4 @@
-"""SPEC 3 output: the JSON patch only appends preferred terms and adds homing.io annotations."""
+"""behaviour.md "Admission" output: the JSON patch only appends preferred terms and adds homing.io annotations."""
 from __future__ import annotations
 
 import copy

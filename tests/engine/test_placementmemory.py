@@ -1,4 +1,4 @@
-"""SPEC 2.1: the PlacementMemory custom resource: round trip, names, validation of hand edits."""
+"""behaviour.md "Memory": the PlacementMemory custom resource: round trip, names, validation of hand edits."""
 from __future__ import annotations
 
 import json

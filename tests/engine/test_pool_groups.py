@@ -1,4 +1,4 @@
-"""SPEC 1.2: a rankless pod's pool is its owner's group's when it has one: a KubeRay
+"""behaviour.md "Identity": a rankless pod's pool is its owner's group's when it has one: a KubeRay
 worker group comes back to the nodes that group ran on, not to another group's."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SPEC 3/4.3 rankless pods: promise one free home of the pool, prefer the other free homes."""
+"""behaviour.md "Admission"/4.3 rankless pods: promise one free home of the pool, prefer the other free homes."""
 from __future__ import annotations
 
 import pytest

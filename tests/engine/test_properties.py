@@ -1,4 +1,4 @@
-"""SPEC 4.3 as properties: score random clusters the way Kubernetes scores preferred node
+"""behaviour.md "Weights" as properties: score random clusters the way Kubernetes scores preferred node
 affinity (helpers.raw_scores / normalise) and check the order the terms must produce.
 
 Kubernetes: each node gets the sum of the weights of the preferred terms it matches (a
@@ -162,7 +162,7 @@ def test_scores_keep_the_spec_order(sc: Scenario):
         assert max(scores[n] for n in fault_nodes) < min(scores[n] for n in healthy)
 
     # (d) an unhealthy node is never the unique top scorer when a healthy non-fault node that is
-    # not another rank's home exists. (Not "any healthy non-fault node": SPEC 4.3 ranks "anywhere
+    # not another rank's home exists. (Not "any healthy non-fault node": behaviour.md "Weights" ranks "anywhere
     # else, not another rank's home" above "anywhere else" and has no term for the health of
     # nodes other than the home, so a healthy sibling's home may rank below an unhealthy stranger.)
     top = max(scores.values())
@@ -186,7 +186,7 @@ def test_scores_keep_the_spec_order(sc: Scenario):
 # -- the order classes of homing.engine.weights, checked by brute force --------------------------
 
 def _situations(w: Weights, levels: int):
-    """Every kind of node a rank can see, with its class (0 best, per SPEC 4.3 and 4.4) and
+    """Every kind of node a rank can see, with its class (0 best, per behaviour.md "Weights" and 4.4) and
     the sum of the weights of the terms it would match. `deepest` is the innermost of the
     rank's block domains the node is in (domains nest: in level j means in every level
     outside j too). Inside a level: image-warm and clear, image-warm, clear, the rest."""

@@ -1,4 +1,4 @@
-"""SPEC 1.2: rank sources, first match wins, canonical keys, malformed values -> rankless + warning."""
+"""behaviour.md "Identity": rank sources, first match wins, canonical keys, malformed values -> rankless + warning."""
 from __future__ import annotations
 
 import pytest
@@ -234,7 +234,7 @@ def test_huge_value_warning_stays_short():
     assert "999" in result.warning and len(result.warning) < 300
 
 
-# -- SPEC 1.2: a rank key is at most 63 characters ----------------------------------------------
+# -- behaviour.md "Identity": a rank key is at most 63 characters ----------------------------------------------
 MAX_KEY = 63
 
 

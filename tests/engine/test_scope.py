@@ -1,4 +1,4 @@
-"""SPEC 3 scope: which pods the webhook leaves alone, checked on the pod itself."""
+"""behaviour.md "Admission" scope: which pods the webhook leaves alone, checked on the pod itself."""
 from __future__ import annotations
 
 import pytest

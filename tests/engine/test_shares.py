@@ -1,4 +1,4 @@
-"""Pool shares across replicas (engine/shares.py, SPEC 3): on random histories of replicas
+"""Pool shares across replicas (engine/shares.py, behaviour.md "Admission"): on random histories of replicas
 joining, dying and losing the API server, no node is ever promisable by two replicas at
 once, and a node passes from one replica to another only after a quiet gap long enough
 for the pod watch to tell the new one what the old one promised."""

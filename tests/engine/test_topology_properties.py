@@ -1,4 +1,4 @@
-"""SPEC 4.2 / 4.3 for the topology job kinds, as properties over random clusters.
+"""behaviour.md "Topology" / 4.3 for the topology job kinds, as properties over random clusters.
 
 Clusters are trees of domains: super-pods holding racks (NodeState topology
 (("rack", r), ("superPod", s)) keyed by homing.io/rack-id and homing.io/superpod-id), or
@@ -384,7 +384,7 @@ def scores(case: Case, p: dict, d: Decision) -> dict[str, int]:
 
 
 def expected_domains(case: Case) -> list[tuple[int, str, str, bool]]:
-    """SPEC 4.2, independently: for each job level that gets terms (at most three), the domain
+    """behaviour.md "Topology", independently: for each job level that gets terms (at most three), the domain
     of the majority of the block's remembered ranks (topology at bind time), ties to the
     domain of the lowest rank; only where some node of that domain is still in the cluster.
     (position, level, value, was it a tie)."""
@@ -440,7 +440,7 @@ def node_classes(case: Case, d: Decision) -> dict[str, tuple[int, str]]:
     return out
 
 
-# -- 1. the SPEC 4.3 order ------------------------------------------------------------------------
+# -- 1. the behaviour.md "Weights" order ------------------------------------------------------------------------
 
 @hsettings(max_examples=120, deadline=None)
 @given(case=cases())
@@ -474,7 +474,7 @@ def test_scores_follow_the_spec_order_of_node_classes(case: Case):
 @hsettings(max_examples=100, deadline=None)
 @given(case=cases())
 def test_unhealthy_nodes_are_not_the_best(case: Case):
-    """SPEC 4.3 puts no term on the health of a node that is not the rank's home, so an
+    """behaviour.md "Weights" puts no term on the health of a node that is not the rank's home, so an
     unhealthy stranger ties with healthy strangers (and beats a healthy sibling's home, and
     with no term at all every node scores 0): "never a top scorer" cannot hold in general.
     What does hold:

@@ -1,4 +1,4 @@
-"""SPEC 5.1/5.3 topology sources: MindCluster's resource-level-config, Volcano HyperNodes,
+"""behaviour.md "Topology"/5.3 topology sources: MindCluster's resource-level-config, Volcano HyperNodes,
 MindCluster's per-node ConfigMaps, and TopologySources keeping the snapshot in step."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SPEC 4.3: configured weights must keep the order of node classes; refuse those that cannot."""
+"""behaviour.md "Weights": configured weights must keep the order of node classes; refuse those that cannot."""
 from __future__ import annotations
 
 import pytest
@@ -91,7 +91,7 @@ def test_settings_refuse_with_readable_message(weights, fragment):
     with pytest.raises(ValidationError) as err:
         Settings(weights=weights)
     text = str(err.value)
-    assert "weights cannot keep the SPEC 4.3 order" in text
+    assert "weights cannot keep homing's node order" in text
     assert fragment in text
 
 
@@ -133,7 +133,7 @@ def test_free_room_weight(changes, free_room):
 @given(displace=st.integers(1, 60), free=st.integers(1, 80), warm=st.integers(2, 12), clear=st.integers(1, 6),
        home=st.integers(60, 100))
 def test_free_room_order_survives_normalisation(displace, free, warm, clear, home):
-    """SPEC 4.4.3 with free room: among the nodes a replica of a displacing burst can take,
+    """behaviour.md "Beyond the home" with free room: among the nodes a replica of a displacing burst can take,
     free > the victim's at equal warmth, and a warm victim node > a cold free one; weights
     that pass keep both after Kubernetes' integer normalisation, whatever the best node."""
     w = _unchecked(displace=displace, free_room=free, image_warm=warm, keep_clear=clear, home=home,

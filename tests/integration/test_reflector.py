@@ -1,4 +1,4 @@
-"""The reflector against a real API server (SPEC 10): list-then-watch, a re-list after
+"""The reflector against a real API server (behaviour.md "Operation"): list-then-watch, a re-list after
 410 Gone names exactly the objects that still exist, a watch that dies fails liveness,
 and a listing larger than a page is delivered whole, page by page."""
 from __future__ import annotations

@@ -60,7 +60,7 @@ async def test_an_owner_quiet_for_four_days_survives_scale_to_zero_and_a_restart
 
 
 async def test_a_pod_deleted_while_the_watch_was_away_no_longer_occupies_its_home(kube, ns):
-    """Defect 3 / SPEC 10: after a 410 re-list, pods the listing lacks are deleted."""
+    """Defect 3 / behaviour.md "Operation": after a 410 re-list, pods the listing lacks are deleted."""
     rt = Runtime(Settings())
     rt.cluster.opted_in.add(ns)
     pods = Reflector(kube, "pods", f"/api/v1/namespaces/{ns}/pods", rt.pods.observe, listed=rt.pods.relisted)

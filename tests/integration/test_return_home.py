@@ -29,7 +29,7 @@ async def test_volcano_task_index_returns_home(kube, operator, ns):
     again = await _run_then_replace(kube, ns, "llama-train-worker-3", a, owner, annotations=ann)
     assert o.home(again) == a
     assert o.term_values(again, "In", weight=100) == [[a]]
-    # keep clear of rank 4's home (the list also names other workloads' vacant homes, SPEC 4.4.2)
+    # keep clear of rank 4's home (the list also names other workloads' vacant homes, behaviour.md "Beyond the home")
     [keep] = o.term_values(again, "NotIn", weight=KEEP_CLEAR)
     assert b in keep and a not in keep
     assert o.decision(again)["rank"] == "worker/3"

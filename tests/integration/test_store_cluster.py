@@ -1,4 +1,4 @@
-"""SPEC 2.1 on a real API server and etcd: an owner at the per-owner bound is written
+"""behaviour.md "Memory" on a real API server and etcd: an owner at the per-owner bound is written
 under 1 MiB an object and loads back whole; a write the API server refuses is retried
 with backoff; an owner whose namespace was deleted is reported gone; an object the
 loader cannot read is skipped and the others load."""

@@ -1,5 +1,5 @@
 """Both tidal days of issue 8, reduced, on the real Volcano scheduler: what homing controls
-when a pod's home is not free (SPEC 4.4). The first day's morning wave is a burst larger
+when a pod's home is not free (behaviour.md "Beyond the home"). The first day's morning wave is a burst larger
 than the free room (displace few: one gang restarts, not several); the second day's
 shared training image brings a new job to the nodes that hold it (image-warm) under the
 reclaim tide's two queues. bench/tidal.py measures the whole days."""

@@ -48,8 +48,8 @@ class Decision(BaseModel):
     terms: list[Term] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
     promise: str | None = None
-    prefer: list[str] = Field(default_factory=list)  # SPEC 4.4 preferences that made a term
-    victim: str | None = None  # SPEC 4.4.3: the workload whose nodes the pod prefers to displace
+    prefer: list[str] = Field(default_factory=list)  # behaviour.md "Beyond the home" preferences that made a term
+    victim: str | None = None  # behaviour.md "Beyond the home": the workload whose nodes the pod prefers to displace
     burst: Any = Field(default=None, exclude=True)  # the owner's burst state, kept by the adapter
 
     def annotations(self) -> dict[str, str]:
@@ -98,7 +98,7 @@ def job_npus(snapshot: ClusterSnapshot, nodes: list[str]) -> int | None:
 def topology_of(
     pod: dict, podgroups: PodGroups, snapshot: ClusterSnapshot, settings: Settings, nodes: list[str]
 ) -> JobTopology:
-    """The pod's job kind and levels, from the pod and its PodGroup (SPEC 4.1).
+    """The pod's job kind and levels, from the pod and its PodGroup (behaviour.md "Topology").
     `nodes`: the job's remembered nodes, the rank's own home first."""
     namespace = (pod.get("metadata") or {}).get("namespace") or ""
     name = group_name(pod)
@@ -111,7 +111,7 @@ def beyond_home(
     pod: dict, index: MemoryIndex, snapshot: ClusterSnapshot, settings: Settings, owner_key: str, rank_key: str | None,
     own_home: str | None, now: float,
 ) -> BeyondHome:
-    """SPEC 4.4's candidates, as configured: homes claimed by others, warm nodes, vacant
+    """behaviour.md "Beyond the home" candidates, as configured: homes claimed by others, warm nodes, vacant
     homes to keep clear of, and when nothing is free the one workload to displace."""
     p, limit = settings.preferences, settings.bounds.max_term_values
     rankless = rank_key is None
@@ -150,7 +150,7 @@ def decide(
     podgroups: PodGroups | None = None,
     may_promise: Callable[[str, str], bool] | None = None,
 ) -> Decision:
-    """`may_promise(owner_key, node)`: whether this replica may promise the node (SPEC 3,
+    """`may_promise(owner_key, node)`: whether this replica may promise the node (behaviour.md "Admission",
     several replicas; engine/shares.py). None: a lone replica promises any node."""
     skip = out_of_scope(pod, settings.scope.resource_prefixes)
     if skip:
@@ -214,14 +214,14 @@ def decide(
 
 
 def group_pool(memory: OwnerMemory | None, group: str | None) -> OwnerMemory | None:
-    """The owner's memory seen by a pod of one pool group: only that group's homes (SPEC 1.2)."""
+    """The owner's memory seen by a pod of one pool group: only that group's homes (behaviour.md "Identity")."""
     if memory is None or group is None:
         return memory
     return replace(memory, pool={node: e for node, e in memory.pool.items() if e.group == group})
 
 
 def preferences_used(terms: list[Term], beyond: BeyondHome) -> list[str]:
-    """What the decision annotation says of SPEC 4.4: which preferences made a term."""
+    """What the decision annotation says of behaviour.md "Beyond the home": which preferences made a term."""
     roles = {t.role for t in terms}
     used = ["image-warm"] if "image-warm" in roles else []
     if "displace" in roles:

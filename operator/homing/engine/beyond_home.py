@@ -1,5 +1,5 @@
-"""SPEC 4.4: the candidate lists of the preferences beyond home, most relevant first.
-Strategies bound them (SPEC 4.3's list bound) and turn them into terms."""
+"""behaviour.md "Beyond the home": the candidate lists of the preferences beyond home, most relevant first.
+Strategies bound them (behaviour.md "Weights" list bound) and turn them into terms."""
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping

@@ -1,4 +1,4 @@
-"""SPEC 4.4.3, displace few workloads: a pod that fits on no free node makes its scheduler
+"""behaviour.md "Beyond the home", displace few workloads: a pod that fits on no free node makes its scheduler
 preempt or reclaim. A gang that loses one pod restarts whole, so the replicas of one
 burst should all prefer the nodes of ONE lower-priority workload: one already disrupted
 first, else the smallest that covers the burst, else the lowest priority, until its

@@ -1,4 +1,4 @@
-"""SPEC 4.2: the home domain of a rank's block at each level: the domain that held
+"""behaviour.md "Topology": the home domain of a rank's block at each level: the domain that held
 most of the block's remembered ranks, ties to the domain of the lowest rank."""
 from __future__ import annotations
 

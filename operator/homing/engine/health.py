@@ -1,4 +1,4 @@
-"""SPEC 5.3: a node's health; SPEC 5.1: its topology path from its labels."""
+"""behaviour.md "Health": a node's health; behaviour.md "Topology": its topology path from its labels."""
 from __future__ import annotations
 
 from collections.abc import Iterable

@@ -1,4 +1,4 @@
-"""SPEC 4.4.1: which images a pod runs and which nodes hold them.
+"""behaviour.md "Beyond the home": which images a pod runs and which nodes hold them.
 
 A container image reference and a kubelet's `status.images[].names` entry name the same
 image when they are equal after normalising Docker Hub's implied parts: `nginx:1.25`,

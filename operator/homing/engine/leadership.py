@@ -1,4 +1,4 @@
-"""Leader election over one `coordination.k8s.io` Lease, as a pure state machine (SPEC 10).
+"""Leader election over one `coordination.k8s.io` Lease, as a pure state machine (behaviour.md "Operation").
 
 The rules are client-go's: a candidate may take the Lease when nobody holds it, or when
 the record it sees has not changed for a whole lease duration *by its own clock* (the

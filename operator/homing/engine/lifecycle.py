@@ -1,4 +1,4 @@
-"""SPEC 2's memory lifecycle as one pure step: a pod event (its view, the index, the
+"""behaviour.md "Memory" memory lifecycle as one pure step: a pod event (its view, the index, the
 cluster snapshot, now) in; changes to the index and the effects to report out.
 
 What counts as what:
@@ -33,7 +33,7 @@ class Policy:
     """The lifecycle's settings (config.Lifetimes)."""
 
     fault_memory: float = 3600.0
-    durable_seen_every: float = 3600.0  # SPEC 2: the stored lastSeen follows at least hourly
+    durable_seen_every: float = 3600.0  # behaviour.md "Memory": the stored lastSeen follows at least hourly
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +65,7 @@ class Placed:
 
 @dataclass(frozen=True, slots=True)
 class PlacedWarm:
-    """A pod with no home, steered by image-warm (SPEC 4.4.1), bound where its images are."""
+    """A pod with no home, steered by image-warm (behaviour.md "Beyond the home"), bound where its images are."""
 
     node: str
 
@@ -120,7 +120,7 @@ def observe(
 
 def _left(index: MemoryIndex, key: str, node: str | None, now: float) -> None:
     """A pod of the owner stopped holding `node`: if that is one of the owner's homes and
-    no other pod of the owner holds it, the home is vacant (SPEC 4.4.2)."""
+    no other pod of the owner holds it, the home is vacant (behaviour.md "Beyond the home")."""
     mem = index.owner(key)
     if node is None or mem is None or node in index.occupied_nodes(key):
         return

@@ -29,7 +29,7 @@ class OwnerRef(BaseModel):
     @property
     def key(self) -> str:
         """The memory key: namespace and UID, so that a pod can only reach owners of
-        its own namespace, whatever UID a forged ownerReference names (SPEC 1.1)."""
+        its own namespace, whatever UID a forged ownerReference names (behaviour.md "Identity")."""
         return f"{self.namespace}/{self.uid}"
 
 
@@ -47,7 +47,7 @@ class Rank(BaseModel):
 class Health(str, enum.Enum):
     HEALTHY = "healthy"
     SUB_HEALTHY = "sub-healthy"
-    UNAVAILABLE = "unavailable"  # cordoned or drained: maintenance, not a fault (SPEC 5.3)
+    UNAVAILABLE = "unavailable"  # cordoned or drained: maintenance, not a fault (behaviour.md "Health")
     UNHEALTHY = "unhealthy"
     GONE = "gone"
 

@@ -1,4 +1,4 @@
-"""SPEC 3 Outcome: where a pod that was sent home actually landed, and why not home."""
+"""behaviour.md "Admission" Outcome: where a pod that was sent home actually landed, and why not home."""
 from __future__ import annotations
 
 from dataclasses import dataclass

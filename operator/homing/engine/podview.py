@@ -28,7 +28,7 @@ class PodView:
     home: str | None
     domains: tuple[tuple[str, str], ...] = ()  # the block domains the decision preferred
     images: tuple[str, ...] = ()  # its containers' images, normalised (engine/images.py)
-    prefer: tuple[str, ...] = ()  # SPEC 4.4 preferences its decision used
+    prefer: tuple[str, ...] = ()  # behaviour.md "Beyond the home" preferences its decision used
 
 
 def _decided(annotations: dict, field: str) -> list:

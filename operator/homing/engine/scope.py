@@ -1,4 +1,4 @@
-"""Which pods the webhook touches (SPEC 3 scope). Namespace opt-in is enforced by the
+"""Which pods the webhook touches (behaviour.md "Admission" scope). Namespace opt-in is enforced by the
 webhook configuration's selectors; the rest is checked here on the pod itself."""
 from __future__ import annotations
 

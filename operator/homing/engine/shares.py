@@ -1,4 +1,4 @@
-"""Which replica may promise which pool node (SPEC 3: no two pending pods hold the same
+"""Which replica may promise which pool node (behaviour.md "Admission": no two pending pods hold the same
 promise, also when several replicas serve admissions).
 
 Each live replica keeps a member Lease. Every pool node of an owner belongs to exactly one

@@ -16,7 +16,7 @@ from homing.engine.memory.entries import OwnerMemory
 
 _DENSE = 4  # walk outwards while indexes are at most this sparse; sort beyond that
 # Owners whose runs are kept (the bursts in flight, not every owner ever asked): a run
-# costs ~150 bytes, so runs for all of a million remembered ranks would not fit SPEC 2's
+# costs ~150 bytes, so runs for all of a million remembered ranks would not fit behaviour.md "Memory"
 # memory budget. Only a cache: the homes found are the same with or without it.
 _KEEP_RUNS = 32
 _kept: OrderedDict[int, OwnerMemory] = OrderedDict()

@@ -52,7 +52,7 @@ def _labels(obj: dict | None) -> dict:
 
 
 def scope_problem(pod: dict, namespace: dict | None, scope: Scope, prefixes: list[str] | None = None) -> str | None:
-    """Why the webhook would leave this pod alone (SPEC 3 scope); None when it is in scope.
+    """Why the webhook would leave this pod alone (behaviour.md "Admission" scope); None when it is in scope.
     `namespace` None: not readable, so the namespace opt-in is not judged."""
     meta = pod.get("metadata") or {}
     opt = _labels(pod).get(scope.pod_label)

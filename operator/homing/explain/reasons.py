@@ -1,4 +1,4 @@
-"""Plain-language words for the reasons homing writes in `homing.io/decision` (SPEC 3, 4)
+"""Plain-language words for the reasons homing writes in `homing.io/decision` (behaviour.md "Admission", "Weights")
 and in its outcome Events."""
 from __future__ import annotations
 

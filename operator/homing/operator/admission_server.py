@@ -1,6 +1,6 @@
 """kopf's webhook server (TLS, certificate reloads, the aiohttp app), with homing's one
 admission answered directly: the review is read once and the decision's JSON patch is
-sent as it is (SPEC 10, never stall). kopf's own path deep-copies the pod for its diff,
+sent as it is (behaviour.md "Operation", never stall). kopf's own path deep-copies the pod for its diff,
 its patch and its handler's body, then diffs the whole pod to rebuild the same patch:
 bench/scale.py measured that at about four fifths of the webhook's time on the loop."""
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The webhook's side: decide from the in-memory index only (no API call), record the
 promise and the admitted count, and never raise: an internal error admits the pod
-unpatched (SPEC 3)."""
+unpatched (behaviour.md "Admission")."""
 from __future__ import annotations
 
 import time
@@ -46,7 +46,7 @@ class Admitter:
                 node=decision.home,
                 decision=decision.outcome,
                 reason=decision.reason,
-                **({"displace": decision.victim} if decision.victim else {}),  # the burst's agreed victim (SPEC 4.4.3)
+                **({"displace": decision.victim} if decision.victim else {}),  # the burst's agreed victim (behaviour.md "Beyond the home")
             )
         return decision, ops
 

@@ -1,4 +1,4 @@
-"""When to rotate the webhook's certificates (SPEC 10: short-lived, renewed while running,
+"""When to rotate the webhook's certificates (behaviour.md "Operation": short-lived, renewed while running,
 before expiry), decided from plain facts about the kept certificates; tls.py does the
 cryptography and certstore.py the I/O.
 

@@ -1,4 +1,4 @@
-"""The webhook's certificates at run time (SPEC 10): kept in a Secret in-cluster (shared
+"""The webhook's certificates at run time (behaviour.md "Operation"): kept in a Secret in-cluster (shared
 by the replicas) or in the TLS directory locally; renewed while running by the leader
 (certplan.py decides when), and loaded by every replica into the TLS context it serves
 with, without restarting the server: connections opened after a renewal get the new

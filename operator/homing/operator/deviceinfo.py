@@ -1,4 +1,4 @@
-"""MindCluster device info onto node labels (SPEC 5.1): affinity terms can only match
+"""MindCluster device info onto node labels (behaviour.md "Topology"): affinity terms can only match
 labels, so the super-pod and rack ids MindCluster reports per node are copied there."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A graceful stop without unanswered admissions (SPEC 10). The API server keeps its
+"""A graceful stop without unanswered admissions (behaviour.md "Operation"). The API server keeps its
 connections to a webhook open and reuses them, and a Service (kube-proxy) keeps an
 established connection on the pod it chose, so even after the endpoint is gone some
 reviews still arrive here. On SIGTERM the replica turns unready, answers for a few more

@@ -1,5 +1,5 @@
-"""Events on pods (SPEC 3 Outcome, SPEC 1.2 warnings) and on workloads (a PlacementMemory
-write refused, SPEC 2.1), posted in the background so a handler never waits on them."""
+"""Events on pods (behaviour.md "Admission" Outcome, behaviour.md "Identity" warnings) and on workloads (a PlacementMemory
+write refused, behaviour.md "Memory"), posted in the background so a handler never waits on them."""
 from __future__ import annotations
 
 import asyncio

@@ -1,4 +1,4 @@
-"""The LeaderWorkerSet and JobSet watches (SPEC 1.1.2): what lifts a framework's pods to
+"""The LeaderWorkerSet and JobSet watches (behaviour.md "Identity"): what lifts a framework's pods to
 the workload that outlives them. Each is optional, like Volcano's: a cluster without the
 CRD has no such pods. A cache counts as live once its watch has listed, so that a pod
 whose framework object the cache lacks is told apart from a cluster without the CRD."""

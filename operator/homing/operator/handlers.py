@@ -1,6 +1,6 @@
 """kopf handlers: start-up, clean-up and the admission webhook. The watches are homing's
 own supervised reflectors (startup.py): kopf's watchers cannot say where a re-list ends
-or whether a watch is still alive, and SPEC 10 needs both. The runtime lives in kopf's
+or whether a watch is still alive, and behaviour.md "Operation" needs both. The runtime lives in kopf's
 `memo`; the durable state lives in PlacementMemory."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Start-up load of the durable mirror (SPEC 2.1): every PlacementMemory, page by page,
+"""Start-up load of the durable mirror (behaviour.md "Memory"): every PlacementMemory, page by page,
 large objects decoded in a worker thread, the loop free between any two objects. An
 object the loader cannot read is skipped with a warning, never the start-up."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Prometheus metrics (SPEC 6)."""
+"""Prometheus metrics (behaviour.md "Operation")."""
 from __future__ import annotations
 
 from prometheus_client import Counter, Gauge, Histogram
@@ -10,7 +10,7 @@ PLACEMENTS = Counter(
     ["outcome", "reason", "workload_namespace", "workload_kind"],
 )
 PREFERRED_PLACEMENTS = Counter(
-    "homing_preferred_placements_total", "Pods with no home bound where a SPEC 4.4 preference sent them", ["preference"]
+    "homing_preferred_placements_total", "Pods with no home bound where a preference beyond the home sent them", ["preference"]
 )
 WEBHOOK_SECONDS = Histogram(
     "homing_webhook_duration_seconds",
@@ -34,7 +34,7 @@ DELETION_MARKS = Counter(
 DELETION_MARKED = Gauge("homing_deletion_marked", "Replicas homing has marked to be deleted first at scale-in")
 READY = Gauge("homing_ready", "1 once memory is loaded and the webhook is registered")
 
-# Self-health (SPEC 10)
+# Self-health (behaviour.md "Operation")
 EVENT_LOOP_LAG = Histogram(
     "homing_event_loop_lag_seconds",
     "How late the event loop woke a timer: time the loop spent on someone else's work",

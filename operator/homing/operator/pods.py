@@ -59,7 +59,7 @@ class PodObserver:
         rank = view.rank.rank.key if view.rank.rank else None
         log = _log.bind(owner=view.owner.display, rank=rank, pod=view.name, node=view.node)
         self._warn_bad_rank(pod, view, log)
-        # A rank's Volcano sub-group (HyperNode jobs), or a rankless pod's pool group (SPEC 1.2).
+        # A rank's Volcano sub-group (HyperNode jobs), or a rankless pod's pool group (behaviour.md "Identity").
         group = (self._group(pod, view) if rank else pool_group(pod)) if view.node else None
         for effect in lifecycle.observe(self.index, event, view, self.cluster.snapshot, now, self.policy, group):
             self._report(effect, pod, view, log)
@@ -89,7 +89,7 @@ class PodObserver:
 
     def _occupy(self, event: str | None, uid: str, pod: dict) -> None:
         """Which node each accelerator pod of any workload sits on, and what it holds there
-        (the outcome's home-busy; SPEC 4.4.3's free nodes and victims), or what it waits for."""
+        (the outcome's home-busy; behaviour.md "Beyond the home" free nodes and victims), or what it waits for."""
         status = (pod.get("status") or {}).get("phase")
         node = (pod.get("spec") or {}).get("nodeName")
         alive = event != lifecycle.DELETED and status not in ("Succeeded", "Failed")

@@ -2,7 +2,7 @@
 LIST, then a WATCH from the list's resourceVersion with bookmarks, resumed where it
 stopped when the server ends it, listed again when the version is gone (410).
 After every listing `listed(uids)` names every object that exists, so the caller can
-drop what it knew but was not listed: a pod deleted while the watch was away (SPEC 10)."""
+drop what it knew but was not listed: a pod deleted while the watch was away (behaviour.md "Operation")."""
 from __future__ import annotations
 
 import asyncio
@@ -191,7 +191,7 @@ class Reflector:
 
     async def _maybe_yield(self) -> None:
         """Lets admissions in once the objects handled since the last turn took a slice
-        (SPEC 10: nothing longer than a few ms on the loop). A count of 50 pod events
+        (behaviour.md "Operation": nothing longer than a few ms on the loop). A count of 50 pod events
         held an admission up to ~20 ms at 5,000 nodes."""
         now = self.clock()
         if now - self._slice_started >= self.slice_seconds:

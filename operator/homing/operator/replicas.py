@@ -1,4 +1,4 @@
-"""Several replicas (SPEC 10), the adapter over coordination.k8s.io Leases:
+"""Several replicas (behaviour.md "Operation"), the adapter over coordination.k8s.io Leases:
 - the leader Lease elects the one replica that writes PlacementMemory, sweeps, posts
   Events, rotates certificates and writes the webhook configuration
   (engine/leadership.py decides, this file reads and writes);

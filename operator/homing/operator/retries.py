@@ -1,4 +1,4 @@
-"""What a failed PlacementMemory write means (SPEC 2.1): a namespace that is gone takes
+"""What a failed PlacementMemory write means (behaviour.md "Memory"): a namespace that is gone takes
 its owners with it, anything else is tried again later, waiting longer each time."""
 from __future__ import annotations
 

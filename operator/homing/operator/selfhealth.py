@@ -1,4 +1,4 @@
-"""Self-health (SPEC 10): background loops that survive any exception, watches that
+"""Self-health (behaviour.md "Operation"): background loops that survive any exception, watches that
 must stay fresh, an event loop that must stay responsive, and the /healthz and
 /readyz endpoints that turn all of that into what the kubelet acts on.
 
@@ -27,7 +27,7 @@ current: "Supervisor | None" = None
 
 
 def is_ready() -> bool:
-    """Readiness (SPEC 10): memory loaded and the webhook serving, as `homing_ready` says."""
+    """Readiness (behaviour.md "Operation"): memory loaded and the webhook serving, as `homing_ready` says."""
     return REGISTRY.get_sample_value("homing_ready") == 1.0
 
 

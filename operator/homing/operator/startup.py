@@ -1,4 +1,4 @@
-"""Start-up and the watches (SPEC 2.1, 10): memory first, then the live cluster on top of
+"""Start-up and the watches (behaviour.md "Memory", "Operation"): memory first, then the live cluster on top of
 it, before any admission is served. Every watch is a supervised Reflector: listed page by
 page, resumed from its last version, listed again after a 410, and judged fresh or stale
 by liveness. A re-list of pods treats every pod it no longer has as deleted."""
@@ -38,7 +38,7 @@ def cluster_watches(rt: Runtime) -> list[tuple[str, str, Handle, bool]]:
 
 class Relisted:
     """Wraps an observe_* handler so that after a re-list every object the listing lacks
-    is handed over as DELETED (SPEC 10: no phantom node, namespace or PodGroup)."""
+    is handed over as DELETED (behaviour.md "Operation": no phantom node, namespace or PodGroup)."""
 
     def __init__(self, handle: Handle) -> None:
         self.handle = handle

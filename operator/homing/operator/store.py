@@ -1,4 +1,4 @@
-"""The durable mirror (SPEC 2.1): each owner's memory in one PlacementMemory, or in
+"""The durable mirror (behaviour.md "Memory"): each owner's memory in one PlacementMemory, or in
 several when it is large (placementmemory/), written at most once per owner per
 interval and loaded back page by page at start-up.
 

@@ -59,7 +59,7 @@ def always() -> bool:
 
 
 async def flush_forever(index: MemoryIndex, store: Store, settings: Settings, leading: Callable[[], bool] = always) -> None:
-    """Only the leader writes (SPEC 10); a standby's changes stay dirty until it leads."""
+    """Only the leader writes (behaviour.md "Operation"); a standby's changes stay dirty until it leads."""
     while True:
         await asyncio.sleep(settings.lifetimes.write_interval_seconds)
         if leading():

@@ -1,4 +1,4 @@
-"""The durable form of one owner's memory: the PlacementMemory custom resource (SPEC 2.1).
+"""The durable form of one owner's memory: the PlacementMemory custom resource (behaviour.md "Memory").
 
 The pydantic model below is the schema; crds/placementmemory.yaml is generated from
 it (`make crds`) and a test keeps the two in sync. Conversions are pure.

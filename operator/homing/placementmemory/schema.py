@@ -1,4 +1,4 @@
-"""The PlacementMemory resource (SPEC 2.1): its names, its status schema (pydantic;
+"""The PlacementMemory resource (behaviour.md "Memory"): its names, its status schema (pydantic;
 crds/placementmemory.yaml is generated from it) and the byte budget of one object."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Node paths through Volcano HyperNodes, kept up to date one change at a time (SPEC 10:
+"""Node paths through Volcano HyperNodes, kept up to date one change at a time (behaviour.md "Operation":
 no rebuild of every node's path on the loop that serves admissions).
 
 What each change costs:

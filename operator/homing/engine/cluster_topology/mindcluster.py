@@ -1,4 +1,4 @@
-"""MindCluster's per-node ConfigMaps (optional sources, SPEC 5.1 and 5.3).
+"""MindCluster's per-node ConfigMaps (optional sources, behaviour.md "Topology" and 5.3).
 
 - `kube-system/mindx-dl-deviceinfo-<node>`, key `DeviceInfoCfg`: JSON with `SuperPodID`
   and `RackID` (negative: none). homing copies them onto the node's topology labels.

@@ -1,7 +1,7 @@
 """Keeps the ClusterSnapshot in step with its sources: Node objects, HyperNodes and
 NodeD's verdicts. Each update recomputes only the nodes it can change: a node label
 change that node's HyperNode path, a HyperNode change the paths of the nodes it contains
-(SPEC 10: no full rebuild on the loop that serves admissions)."""
+(behaviour.md "Operation": no full rebuild on the loop that serves admissions)."""
 from __future__ import annotations
 
 import sys
@@ -71,7 +71,7 @@ class TopologySources:
             status={
                 "conditions": [c for c in (node.get("status") or {}).get("conditions") or () if (c or {}).get("type") == "Ready"],
                 "allocatable": dict((node.get("status") or {}).get("allocatable") or {}),
-                # normalised once, one string object per image for all nodes (SPEC 4.4.1)
+                # normalised once, one string object per image for all nodes (behaviour.md "Beyond the home")
                 "images": [{"names": [sys.intern(n) for n in sorted(node_images(node))]}],
             },
         )

@@ -1,4 +1,4 @@
-"""SPEC 1.1.2: lifting a pod of LeaderWorkerSet or JobSet (and TrainJob) to the workload
+"""behaviour.md "Identity": lifting a pod of LeaderWorkerSet or JobSet (and TrainJob) to the workload
 that outlives its intermediate objects, from what the LeaderWorkerSet and JobSet watches
 taught. Which lift applies is read from the labels those controllers write on their pods.
 

@@ -1,4 +1,4 @@
-"""SPEC 1.1: the owner is the pod's controller, lifted from a ReplicaSet to its Deployment,
+"""behaviour.md "Identity": the owner is the pod's controller, lifted from a ReplicaSet to its Deployment,
 and from a framework's intermediate objects to the framework's workload (frameworks.py)."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SPEC 1.2: a rankless pod's pool is its owner's, or its owner's group's: KubeRay's
+"""behaviour.md "Identity": a rankless pod's pool is its owner's, or its owner's group's: KubeRay's
 worker groups (`ray.io/group`) run different images on different nodes, so each group
 returns to its own warm nodes."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""SPEC 1.2: which member of its workload a pod is. First matching source wins.
+"""behaviour.md "Identity": which member of its workload a pod is. First matching source wins.
 
 Any metadata gives either a Rank or a rankless result; a malformed source gives a
 warning that names the value (shortened), never an exception."""
@@ -23,7 +23,7 @@ JOBSET_JOB_INDEX = "jobset.sigs.k8s.io/job-index"
 KUBEFLOW_REPLICA_TYPE = "training.kubeflow.org/replica-type"
 KUBEFLOW_REPLICA_INDEX = "training.kubeflow.org/replica-index"
 
-MAX_KEY_LENGTH = 63  # SPEC 1.2: a rank key (and so each of its parts) is at most 63 characters
+MAX_KEY_LENGTH = 63  # behaviour.md "Identity": a rank key (and so each of its parts) is at most 63 characters
 SHOWN_LENGTH = 40  # how much of a bad value a warning quotes
 
 _ORDINAL = re.compile(r"-([0-9]+)$")  # ASCII only: \d would also match other scripts' digits
@@ -184,7 +184,7 @@ def _kubeflow(meta: dict, owner_kind: str, bound: int) -> Rank | None:
     return Rank(key=f"{name}/{index}", index=index, source="kubeflow")
 
 
-# SPEC 1.2's order; a framework's source comes before the generic one its pods also match
+# behaviour.md "Identity" order; a framework's source comes before the generic one its pods also match
 # (JobSet before Indexed Job, LeaderWorkerSet before the StatefulSet ordinal). KubeRay has
 # none: its workers are rankless.
 RANK_SOURCES: tuple[Callable[[dict, str, int], Rank | None], ...] = (
@@ -199,7 +199,7 @@ RANK_SOURCES: tuple[Callable[[dict, str, int], Rank | None], ...] = (
 
 
 def _too_long(rank: Rank) -> str | None:
-    """Every source's key obeys SPEC 1.2's 63 characters, also one added later."""
+    """Every source's key obeys behaviour.md "Identity" 63 characters, also one added later."""
     if len(rank.key) <= MAX_KEY_LENGTH:
         return None
     return f"{rank.source} rank key {shown(rank.key)} is longer than {MAX_KEY_LENGTH} characters"

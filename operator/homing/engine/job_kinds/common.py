@@ -1,4 +1,4 @@
-"""Shared parsing for the topology job kinds (SPEC 4.1): policies, block sizes,
+"""Shared parsing for the topology job kinds (behaviour.md "Topology"): policies, block sizes,
 NPUs per node. Each kind module says which keys it reads and what levels it has."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Which job kind a pod is (SPEC 4.1), most specific first, and its topology levels.
+"""Which job kind a pod is (behaviour.md "Topology"), most specific first, and its topology levels.
 Bad input never fails: a warning and the node strategy."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The owner -> rank -> node memory and its lifecycle rules (SPEC 2)."""
+"""The owner -> rank -> node memory and its lifecycle rules (behaviour.md "Memory")."""
 from homing.engine.memory.entries import FaultMark, OwnerMemory, PoolEntry, RankEntry, Stats
 from homing.engine.memory.index import LivePod, MemoryIndex
 

@@ -1,4 +1,4 @@
-"""Changes to one owner's memory (SPEC 2): a bind, a warm node, a fault. Each takes `now`
+"""Changes to one owner's memory (behaviour.md "Memory"): a bind, a warm node, a fault. Each takes `now`
 explicitly and says whether the memory changed (so the owner needs writing)."""
 from __future__ import annotations
 

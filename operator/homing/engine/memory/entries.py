@@ -31,7 +31,7 @@ class RankEntry:
 class PoolEntry:
     last_used: float
     warm: bool = False
-    group: str | None = None  # the owner's pool group it last served (SPEC 1.2: KubeRay worker group)
+    group: str | None = None  # the owner's pool group it last served (behaviour.md "Identity": KubeRay worker group)
 
 
 @dataclass(slots=True)

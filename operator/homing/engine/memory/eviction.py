@@ -1,4 +1,4 @@
-"""Which lower-priority workload alone holds each node (SPEC 4.4.3), per pod size and
+"""Which lower-priority workload alone holds each node (behaviour.md "Beyond the home"), per pod size and
 priority asked, kept up to date node by node: an admission pays for the nodes whose pods
 changed since the last one, not for every accelerator pod in the cluster."""
 from __future__ import annotations

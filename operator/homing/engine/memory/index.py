@@ -27,7 +27,7 @@ class LivePod:
     rank: str | None
     node: str | None
     terminating: bool = False
-    judged: bool = False  # its end was judged fault or not (SPEC 2: once, when it ended)
+    judged: bool = False  # its end was judged fault or not (behaviour.md "Memory": once, when it ended)
     running: bool = False  # a container started: its images are on the node
     ended: bool = False  # Succeeded or Failed: its owner no longer waits for it
 
@@ -38,7 +38,7 @@ class LivePod:
 
 @dataclass(slots=True)
 class Promise:
-    """A free home promised to one pending rankless pod (SPEC 3)."""
+    """A free home promised to one pending rankless pod (behaviour.md "Admission")."""
 
     expires: float
     pod: str | None = None  # the pod's UID once the watch has seen it: then it never expires
@@ -61,7 +61,7 @@ class MemoryIndex:
     room: RoomView = field(default_factory=RoomView)  # free accelerators per node, kept by occupy()
     promises: dict[str, dict[str, Promise]] = field(default_factory=dict)  # owner key -> node -> promise
     # (namespace, image) -> node -> when it last ran: homing's own memory is read only within
-    # the pod's namespace (SPEC 4.4.1); across namespaces only what kubelets report
+    # the pod's namespace (behaviour.md "Beyond the home"); across namespaces only what kubelets report
     image_runs: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
     vacant: dict[str, dict[str, float]] = field(default_factory=dict)  # node -> owner key -> vacant since
     vacated_order: dict[str, float] = field(default_factory=dict)  # node -> latest vacancy, oldest first
@@ -116,7 +116,7 @@ class MemoryIndex:
             self.dirty.add(mem.owner.key)
         return changed
 
-    # -- memory changes (SPEC 2) ---------------------------------------------------
+    # -- memory changes (behaviour.md "Memory") ---------------------------------------------------
     def record_bind(
         self,
         owner: OwnerRef,
@@ -149,7 +149,7 @@ class MemoryIndex:
         return self._changed(mem, changes.record_fault(mem, rank, sys.intern(node), now, keep_for))
 
     def touch(self, key: str, now: float, durable_every: float) -> None:
-        """A pod of the owner exists at `now`. The durable lastSeen must follow (SPEC 2):
+        """A pod of the owner exists at `now`. The durable lastSeen must follow (behaviour.md "Memory"):
         written at least every `durable_every` seconds, so a restart never finds a
         long-running owner stale."""
         mem = self.owners.get(key)
@@ -198,13 +198,13 @@ class MemoryIndex:
         return bool(self.live_by_owner.get(key))
 
     def active(self, key: str) -> bool:
-        """Some pod of the owner exists and has not ended: it has not finished (SPEC 4.4)."""
+        """Some pod of the owner exists and has not ended: it has not finished (behaviour.md "Beyond the home")."""
         return any(not (p.ended or p.terminating) for p in map(self.live.__getitem__, self.live_by_owner.get(key, ())))
 
     def pending_count(self, key: str) -> int:
         return sum(1 for uid in self.live_by_owner.get(key, ()) if self.live[uid].pending)
 
-    # -- node occupancy by any workload's accelerator pods (SPEC 3 outcome, 4.4) ----------
+    # -- node occupancy by any workload's accelerator pods (behaviour.md "Admission" outcome, 4.4) ----------
     def occupy(self, pod_uid: str, node: str | None, load: Load | None = None) -> None:
         """Where an accelerator pod of any namespace sits now, and what it holds; None when it left."""
         old = self.pod_node.get(pod_uid)
@@ -272,7 +272,7 @@ class MemoryIndex:
     def occupied_by_others(self, node: str, pod_uid: str) -> bool:
         return bool(self.occupants.get(node, set()) - {pod_uid})
 
-    # -- where images ran, any owner (SPEC 4.4.1) ---------------------------------------
+    # -- where images ran, any owner (behaviour.md "Beyond the home") ---------------------------------------
     def ran_images(self, images: tuple[str, ...], node: str, now: float, namespace: str = "") -> None:
         for image in images:
             nodes = self.image_runs.setdefault((namespace, image), {})
@@ -293,7 +293,7 @@ class MemoryIndex:
         when = {n: min([t, *(r[n] for r in rest)]) for n, t in first.items() if all(n in r for r in rest)}
         return sorted(when, key=lambda n: (-when[n], n))
 
-    # -- vacant homes, any owner (SPEC 4.4.2) ---------------------------------------------
+    # -- vacant homes, any owner (behaviour.md "Beyond the home") ---------------------------------------------
     def vacate(self, node: str, key: str, now: float) -> None:
         """The owner's home on `node` has no live pod of it any more."""
         self.vacant.setdefault(node, {})[key] = now
@@ -337,7 +337,7 @@ class MemoryIndex:
             for key in list(self.vacant.get(node, ())):
                 self.reoccupy(node, key)
 
-    # -- rankless promises (SPEC 3) -------------------------------------------------
+    # -- rankless promises (behaviour.md "Admission") -------------------------------------------------
     def promise(self, key: str, node: str, now: float, lasts: float) -> None:
         self.promises.setdefault(key, {})[node] = Promise(expires=now + lasts)
 
@@ -371,7 +371,7 @@ class MemoryIndex:
             if not nodes:
                 del self.promises[key]
 
-    # -- forgetting (SPEC 2: TTL and size bound) ----------------------------------------
+    # -- forgetting (behaviour.md "Memory": TTL and size bound) ----------------------------------------
     def expired(self, now: float, ttl: float) -> list[str]:
         """Owners with no live pods and nothing seen for `ttl` seconds."""
         return sorted(

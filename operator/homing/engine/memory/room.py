@@ -1,4 +1,4 @@
-"""Free accelerators per node, kept up to date node by node (SPEC 4.4.3): whether a pod
+"""Free accelerators per node, kept up to date node by node (behaviour.md "Beyond the home"): whether a pod
 finds room, and where, costs the nodes with room, not a pass over every node (on a full
 cluster of 5,000 nodes those passes were most of an admission's time)."""
 from __future__ import annotations

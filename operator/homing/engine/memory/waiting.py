@@ -1,7 +1,7 @@
 """Accelerator pods that will take free room before a pod admitted now: pods the watch
 shows pending, and admissions the watch has not shown yet. A burst of 16 replicas is
 admitted before any of them binds: with room for 8, the cluster still looks free to all
-16, yet the last 8 will make the scheduler evict (SPEC 4.4.3)."""
+16, yet the last 8 will make the scheduler evict (behaviour.md "Beyond the home")."""
 from __future__ import annotations
 
 from collections import Counter, deque

@@ -1,4 +1,4 @@
-"""Term value lists are bounded (SPEC 4.3): keep the most relevant names, say if cut."""
+"""Term value lists are bounded (behaviour.md "Weights"): keep the most relevant names, say if cut."""
 from __future__ import annotations
 
 from collections.abc import Iterable

@@ -1,4 +1,4 @@
-"""Free room first (SPEC 4.4.3, decided in docs/design.md): a replica that carries the
+"""Free room first (behaviour.md "Beyond the home", decided in docs/design.md): a replica that carries the
 displace term also prefers the nodes free when it was admitted, and nobody's vacant home.
 Once a sibling's eviction frees the victim's nodes, a replica still pending would
 otherwise take them (displace 12 + clear 3 against clear 3) while free room is left:

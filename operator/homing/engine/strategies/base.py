@@ -19,7 +19,7 @@ class RankContext:
     max_values: int
     fault_memory: float
     now: float
-    beyond: BeyondHome = NOTHING  # SPEC 4.4 candidates, empty when switched off
+    beyond: BeyondHome = NOTHING  # behaviour.md "Beyond the home" candidates, empty when switched off
 
 
 @dataclass(slots=True)

@@ -35,7 +35,7 @@ def node_strategy(ctx: RankContext, domains: Domains = NO_DOMAINS) -> Placement:
     unhealthy_home = [home] if home and health is Health.UNHEALTHY else []
     avoided, cut_avoid = bounded([*unhealthy_home, *faults, *domains.unhealthy], ctx.max_values)
     siblings, cut_siblings = sibling_homes(mem, ctx.rank.index, home, ctx.max_values)
-    # siblings' homes first (nearest ranks), then any owner's vacant homes (SPEC 4.4.2)
+    # siblings' homes first (nearest ranks), then any owner's vacant homes (behaviour.md "Beyond the home")
     clear, cut_clear = bounded([*siblings, *(n for n in ctx.beyond.vacant if n != home)], ctx.max_values)
     shunned = set(faults) | set(avoided)
     warm, cut_warm = bounded((n for n in ctx.beyond.warm if n not in shunned), ctx.max_values)

@@ -41,7 +41,7 @@ def pool_strategy(
     may_promise: Callable[[str], bool] | None = None,
 ) -> Placement:
     """`taken`: nodes occupied by a live pod of the owner or promised to a pending one.
-    Beyond the pool (SPEC 4.4): image-warm nodes, and clear of other owners' vacant homes."""
+    Beyond the pool (behaviour.md "Beyond the home"): image-warm nodes, and clear of other owners' vacant homes."""
     extra, cut_extra = _beyond_pool(beyond, weights, hostname_key, max_values)
     if mem is None or not mem.pool:
         return Placement(terms=extra, reason="no-memory", truncated=cut_extra)
