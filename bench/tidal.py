@@ -283,6 +283,52 @@ def _targets(runs: dict) -> list[dict]:
     return out
 
 
+# The home rule's "done when", checked in every run (not the median) against the same
+# scheduler without homing in the same repeat: (label, measure(h, base), met(value), for which variants)
+HOME_RULE_TARGETS = (
+    ("home rate >= 0.90 (gang-aware actions)", lambda h, b: h["home_rate"], lambda x: x >= 0.90, "+gang"),
+    ("home rate >= 0.80 (plain preempt/reclaim)", lambda h, b: h["home_rate"], lambda x: x >= 0.80, "plain"),
+    ("feasible home rate = 1.00", lambda h, b: h["feasible_home_rate"], lambda x: x >= 1.0, ""),
+    ("re-placement pulls <= 1.1 x the run's certain cold floor",
+     lambda h, b: (h["replacement_pulls"], h["cold_at_bind_replacement_pulls"]), lambda x: x[0] <= 1.1 * x[1], ""),
+    ("gang restarts <= the same scheduler without homing", lambda h, b: (h["gang_restarts"], b["gang_restarts"]),
+     lambda x: x[0] <= x[1], ""),
+    ("create->scheduled p50 <= 1.05 x the same scheduler without homing",
+     lambda h, b: ratio(h["create_to_scheduled_p50_s"], b["create_to_scheduled_p50_s"]), lambda x: x <= 1.05, ""),
+)
+
+
+def home_rule_targets(runs: dict) -> list[dict]:
+    """Each homing variant (not an ablation), repeat by repeat, against its scheduler alone
+    (the same name without '+homing', same settings) in the same repeat."""
+    out = []
+    for name, h in runs.items():
+        v = parse_variant(name)
+        if "+homing" not in v.scheduler or v.off:
+            continue
+        base = runs.get(v.scheduler.replace("+homing", "") + v.suffix)
+        gang = "+gang" in v.scheduler
+        for label, measure, ok, which in HOME_RULE_TARGETS:
+            if which and (which == "+gang") != gang:
+                continue
+            mine = h.get("repeats") or [h]
+            if base is not None:
+                pairs = list(zip(mine, base.get("repeats") or [base]))
+            else:  # the targets against the scheduler alone cannot be checked; the others can
+                pairs = [] if "without homing" in label else [(r, {}) for r in mine]
+            values, met = [], True
+            for hr, br in pairs:
+                try:
+                    value = measure(hr, br)
+                    good = ok(value)
+                except (TypeError, KeyError):  # a figure missing from the run
+                    value, good = None, None
+                values.append(value)
+                met = met and bool(good)
+            out.append({"variant": name, "target": label, "measured": values, "met": met if values else None})
+    return out
+
+
 COLUMNS = ("replacements", "home_rate", "feasible_home_rate", "replacement_pulls", "replacement_pull_minutes",
            "first_placement_pulls", "pulls", "pull_minutes", "gang_restarts", "create_to_scheduled_p50_s")
 
@@ -295,6 +341,11 @@ def table(data: dict) -> str:
                       "| variant | repeats | " + " | ".join(COLUMNS) + " |", "|---" * (len(COLUMNS) + 2) + "|"]
             for name, r in runs.items():
                 lines.append(f"| {name} | {len(r.get('repeats', []))} | " + " | ".join(str(r.get(c)) for c in COLUMNS) + " |")
+            rule = home_rule_targets(runs)
+            if rule:
+                lines += ["", "The home rule, every run against its scheduler alone in the same repeat:", "",
+                          "| homing variant | target | measured (each run) | met in every run |", "|---|---|---|---|"]
+                lines += [f"| {c['variant']} | {c['target']} | {c['measured']} | {c['met']} |" for c in rule]
             checks = targets(runs)
             if checks:
                 lines += ["", "| homing variant | target | measured | met | floor (no placement avoids) |", "|---|---|---|---|---|"]
@@ -371,6 +422,8 @@ def summarise(repeats: dict, args: argparse.Namespace) -> dict:
         "runs": first,
         "days": days,
         "targets": {day_name: {nodes: targets(runs) for nodes, runs in sizes.items()} for day_name, sizes in days.items()},
+        "home_rule_targets": {day_name: {nodes: home_rule_targets(runs) for nodes, runs in sizes.items()}
+                              for day_name, sizes in days.items()},
     }
 
 

@@ -217,3 +217,18 @@ async def rank_ran_on_a(kube: Kube, ns: str, annotations: dict[str, str] | None 
     await bind(kube, ns, "job-0", a)
     await running(kube, ns, "job-0")
     return a, b, owner, ann
+
+
+HOMING_SA = "system:serviceaccount:homing-system:homing"
+
+
+async def patch_as_homing(kube: Kube, path: str, body: dict) -> tuple[int, str]:
+    """A merge patch of `path` as homing's ServiceAccount sends it, impersonated: what a
+    ValidatingAdmissionPolicy on homing's writes sees. (status, body text)."""
+    resp = await kube.api.call_api(
+        path, "PATCH",
+        header_params={"Content-Type": MERGE_PATCH, "Accept": "application/json", "Impersonate-User": HOMING_SA,
+                       "Impersonate-Group": "system:serviceaccounts"},
+        body=body, auth_settings=["BearerToken"], _preload_content=False,
+    )
+    return resp.status, (await resp.read()).decode(errors="replace")

@@ -119,3 +119,28 @@ def test_a_run_that_did_not_count_cold_pulls_shows_a_question_mark_not_zero(tida
     text = tidal.table({"days": {"tidal": {"64": runs}}})
     assert "| old | night | 2 | 1 | 1 |  | 0 / 1 (?–1) |" in text
     assert "| new | night | 2 | 1 | 1 |  | 0 / 1 (0–1) |" in text
+
+
+def _run(home_rate, feasible, pulls, cold, restarts, p50):
+    return {"home_rate": home_rate, "feasible_home_rate": feasible, "replacement_pulls": pulls,
+            "cold_at_bind_replacement_pulls": cold, "gang_restarts": restarts, "create_to_scheduled_p50_s": p50}
+
+
+def test_the_home_rule_is_checked_in_every_run_against_its_own_scheduler(tidal):
+    """Two repeats: the medians would pass, the second run misses; the gang-aware variant is
+    held to 0.90 and compared with the gang-aware action alone, not with plain Volcano."""
+    runs = {
+        "volcano+gangpreempt": {"repeats": [_run(0.3, 0.5, 9, 1, 3, 1.0), _run(0.3, 0.5, 9, 1, 3, 1.0)]},
+        "volcano+gangpreempt+homing": {"repeats": [_run(0.95, 1.0, 1, 1, 2, 1.0), _run(0.85, 1.0, 2, 1, 4, 1.2)]},
+        "volcano": {"repeats": [_run(0.1, 0.5, 20, 1, 9, 0.5)]},
+        "volcano+homing-no-claimed-homes": {"repeats": [_run(0.1, 0.1, 20, 1, 9, 9.0)]},
+    }
+    rows = {r["target"]: r for r in tidal.home_rule_targets(runs)}
+    assert {r["variant"] for r in tidal.home_rule_targets(runs)} == {"volcano+gangpreempt+homing"}
+    assert rows["home rate >= 0.90 (gang-aware actions)"]["measured"] == [0.95, 0.85]
+    assert rows["home rate >= 0.90 (gang-aware actions)"]["met"] is False
+    assert "home rate >= 0.80 (plain preempt/reclaim)" not in rows
+    assert rows["feasible home rate = 1.00"]["met"] is True
+    assert rows["re-placement pulls <= 1.1 x the run's certain cold floor"]["met"] is False  # 2 > 1.1
+    assert rows["gang restarts <= the same scheduler without homing"]["measured"] == [(2, 3), (4, 3)]
+    assert rows["create->scheduled p50 <= 1.05 x the same scheduler without homing"]["measured"] == [1.0, 1.2]

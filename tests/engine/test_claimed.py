@@ -156,3 +156,29 @@ def test_tenant_strict_image_warm_reads_only_the_namespaces_own_memory():
     settings = Settings(preferences=Preferences(image_warm_namespace_only=True))
     terms = by_role(decide(rank0_pod(), index, WorkloadIndex(), cluster(), settings, NOW).terms)
     assert terms["image-warm"].values == ("c0",), "w0 is known only from its kubelet's report"
+
+
+# -- the counts the claims read, kept as pods come and go ----------------------------------------------
+
+from hypothesis import given  # noqa: E402
+from hypothesis import settings as hsettings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_STATES = st.sampled_from([(None, False, False), ("n1", False, False), ("n1", True, False), (None, False, True),
+                           ("n2", False, True), (None, True, False)])  # (node, terminating, ended)
+
+
+@hsettings(max_examples=200, deadline=None)
+@given(steps=st.lists(st.tuples(st.integers(0, 5), st.sampled_from(["a", "b"]), st.one_of(st.none(), _STATES)), max_size=40))
+def test_active_and_pending_counts_follow_every_change(steps):
+    index = MemoryIndex()
+    for uid, owner_key, state in steps:
+        if state is None:
+            index.pod_gone(f"p{uid}")
+        else:
+            node, terminating, ended = state
+            index.pod_seen(f"p{uid}", LivePod(owner_key, None, node, terminating=terminating, ended=ended))
+    for key in ("a", "b"):
+        pods = [index.live[u] for u in index.live_by_owner.get(key, ())]
+        assert index.active(key) == any(not (p.ended or p.terminating) for p in pods)
+        assert index.pending_count(key) == sum(p.pending for p in pods)

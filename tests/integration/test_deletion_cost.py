@@ -20,7 +20,6 @@ from homing_e2e.cluster import BIN_DIR
 pytestmark = pytest.mark.cluster
 
 BASE = Path(__file__).resolve().parents[2] / "manifests" / "base"
-SA = "system:serviceaccount:homing-system:homing"
 
 
 def deployment(name: str, replicas: int, scheduler: str = "default-scheduler") -> dict:
@@ -150,13 +149,7 @@ def policy_applied(kubeconfig: Path, tmp_path: Path) -> Iterator[None]:
 
 
 async def patch_as_homing(kube: Kube, ns: str, name: str, body: dict) -> tuple[int, str]:
-    resp = await kube.api.call_api(
-        f"/api/v1/namespaces/{ns}/pods/{name}", "PATCH",
-        header_params={"Content-Type": MERGE_PATCH, "Accept": "application/json", "Impersonate-User": SA,
-                       "Impersonate-Group": "system:serviceaccounts"},
-        body=body, auth_settings=["BearerToken"], _preload_content=False,
-    )
-    return resp.status, (await resp.read()).decode(errors="replace")
+    return await o.patch_as_homing(kube, f"/api/v1/namespaces/{ns}/pods/{name}", body)
 
 
 async def test_homing_may_change_the_deletion_cost_of_a_pod_and_nothing_else(kube: Kube, ns: str, policy_applied: None):

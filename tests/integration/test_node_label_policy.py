@@ -19,7 +19,6 @@ from homing_e2e.cluster import BIN_DIR
 pytestmark = pytest.mark.cluster
 
 OVERLAY = Path(__file__).resolve().parents[2] / "manifests" / "mindcluster"
-SA = "system:serviceaccount:homing-system:homing"
 
 
 def kubectl(kubeconfig: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -53,14 +52,8 @@ def test_the_policy_names_the_label_keys_homing_writes():
 
 
 async def patch_as_homing(kube: Kube, node: str, body: dict) -> tuple[int, str]:
-    """A merge patch of the node as homing's ServiceAccount sends it (deviceinfo.py), impersonated."""
-    resp = await kube.api.call_api(
-        f"/api/v1/nodes/{node}", "PATCH",
-        header_params={"Content-Type": MERGE_PATCH, "Accept": "application/json", "Impersonate-User": SA,
-                       "Impersonate-Group": "system:serviceaccounts"},
-        body=body, auth_settings=["BearerToken"], _preload_content=False,
-    )
-    return resp.status, (await resp.read()).decode(errors="replace")
+    """A merge patch of the node as homing's ServiceAccount sends it (deviceinfo.py)."""
+    return await o.patch_as_homing(kube, f"/api/v1/nodes/{node}", body)
 
 
 async def test_homing_may_set_its_two_labels_and_nothing_else(kubeconfig: Path, kube: Kube, policy_applied: None):

@@ -49,6 +49,10 @@ class MemoryIndex:
     owners: dict[str, OwnerMemory] = field(default_factory=dict)
     live: dict[str, LivePod] = field(default_factory=dict)  # pod uid -> tracked pod
     live_by_owner: dict[str, set[str]] = field(default_factory=dict)  # owner key -> pod uids
+    # owner key -> its live pods that have not ended nor begun terminating / of those, not bound:
+    # read on every admission (claimed homes), so counted as pods come and go
+    active_count: Counter[str] = field(default_factory=Counter)
+    pending_counts: Counter[str] = field(default_factory=Counter)
     occupants: dict[str, set[str]] = field(default_factory=dict)  # node -> accelerator pods of any workload
     pod_node: dict[str, str] = field(default_factory=dict)  # accelerator pod uid -> its node
     pod_load: dict[str, Load] = field(default_factory=dict)  # accelerator pod uid -> what it holds
@@ -172,12 +176,24 @@ class MemoryIndex:
         old = self.live.get(pod_uid)
         if old is not None and old.owner_key != pod.owner_key:
             self.pod_gone(pod_uid)
+            old = None
+        if old is not None:
+            self._count(old, -1)
         self.live[pod_uid] = pod
+        self._count(pod, 1)
         self.live_by_owner.setdefault(pod.owner_key, set()).add(pod_uid)
+
+    def _count(self, pod: LivePod, step: int) -> None:
+        for counts, counted in ((self.active_count, not (pod.ended or pod.terminating)), (self.pending_counts, pod.pending)):
+            if counted:
+                counts[pod.owner_key] += step
+                if counts[pod.owner_key] <= 0:
+                    del counts[pod.owner_key]
 
     def pod_gone(self, pod_uid: str) -> LivePod | None:
         pod = self.live.pop(pod_uid, None)
         if pod is not None:
+            self._count(pod, -1)
             uids = self.live_by_owner.get(pod.owner_key)
             if uids is not None:
                 uids.discard(pod_uid)
@@ -198,13 +214,13 @@ class MemoryIndex:
         return bool(self.live_by_owner.get(key))
 
     def active(self, key: str) -> bool:
-        """Some pod of the owner exists and has not ended: it has not finished (behaviour.md "Beyond the home")."""
-        return any(not (p.ended or p.terminating) for p in map(self.live.__getitem__, self.live_by_owner.get(key, ())))
+        """Some pod of the owner exists and has neither ended nor begun terminating."""
+        return self.active_count.get(key, 0) > 0
 
     def pending_count(self, key: str) -> int:
-        return sum(1 for uid in self.live_by_owner.get(key, ()) if self.live[uid].pending)
+        return self.pending_counts.get(key, 0)
 
-    # -- node occupancy by any workload's accelerator pods (behaviour.md "Admission" outcome, 4.4) ----------
+    # -- node occupancy by any workload's accelerator pods (behaviour.md "Admission" outcome, "Beyond the home") ----------
     def occupy(self, pod_uid: str, node: str | None, load: Load | None = None) -> None:
         """Where an accelerator pod of any namespace sits now, and what it holds; None when it left."""
         old = self.pod_node.get(pod_uid)
