@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from homing.engine.memory.entries import OwnerMemory, RankEntry
 from homing.engine.model import OwnerRef
-from homing.engine.siblings import _homes_by_run, _nearest, runs_of, sibling_homes
+from homing.engine.siblings import RunsKept, _homes_by_run, _nearest, runs_of, sibling_homes
 
 OWNER = OwnerRef(api_version="batch.volcano.sh/v1alpha1", kind="Job", name="train", namespace="ai", uid="u1")
 
@@ -40,9 +40,9 @@ def test_runs_meet_the_homes_in_the_rank_walks_order(homes, index):
 @hsettings(max_examples=300, deadline=None)
 @given(ranks, st.integers(-5, 45), st.sampled_from([None, "n0", "n3"]), st.integers(1, 8))
 def test_the_second_question_gives_the_first_answer(homes, index, own, limit):
-    mem = memory(homes)
-    first = sibling_homes(mem, index, own, limit)  # changed since last asked: rank by rank
-    second = sibling_homes(mem, index, own, limit)  # unchanged: run by run
+    mem, kept = memory(homes), RunsKept()
+    first = sibling_homes(mem, index, own, limit, kept)  # changed since last asked: rank by rank
+    second = sibling_homes(mem, index, own, limit, kept)  # unchanged: run by run
     assert first == second
     assert own not in first[0] and len(first[0]) <= limit
 
@@ -50,16 +50,16 @@ def test_the_second_question_gives_the_first_answer(homes, index, own, limit):
 @hsettings(max_examples=200, deadline=None)
 @given(ranks, st.integers(0, 40), st.sampled_from([f"n{i}" for i in range(12, 16)]), st.integers(1, 6))
 def test_a_moved_home_is_never_answered_from_the_old_runs(homes, index, new_home, limit):
-    mem = memory(homes)
-    sibling_homes(mem, index, None, limit)
-    sibling_homes(mem, index, None, limit)  # runs built
+    mem, kept = memory(homes), RunsKept()
+    sibling_homes(mem, index, None, limit, kept)
+    sibling_homes(mem, index, None, limit, kept)  # runs built
     key = next(iter(homes))
     entry = mem.ranks[key]
     mem.move_home(entry.node, new_home)  # as engine/memory/changes.py moves a rank
     entry.node = new_home
     fresh = memory({k: e.node for k, e in mem.ranks.items()})
     for _ in range(2):  # the walk after the change, then the runs rebuilt
-        assert sibling_homes(mem, index, None, limit) == sibling_homes(fresh, index, None, limit)
+        assert sibling_homes(mem, index, None, limit, kept) == sibling_homes(fresh, index, None, limit)
 
 
 def test_eight_ranks_a_node_are_walked_as_one_run_each():
@@ -70,16 +70,20 @@ def test_eight_ranks_a_node_are_walked_as_one_run_each():
     assert cut and near == ("n254", "n255", "n257", "n258")
 
 
-def test_runs_are_kept_for_a_few_owners_only(monkeypatch):
+def test_runs_are_kept_for_a_few_owners_only():
     """A cache, bounded: the owners asked longest ago give their runs up, and still get the
     same homes (walked again)."""
-    from homing.engine import siblings
-    monkeypatch.setattr(siblings, "_KEEP_RUNS", 2)
-    monkeypatch.setattr(siblings, "_kept", siblings.OrderedDict())
+    kept = RunsKept(keep=2)
     owners = [memory({f"worker/{r}": f"n{(r + k) // 4}" for r in range(40)}) for k in range(3)]
     answers = []
     for mem in owners:
-        answers.append(sibling_homes(mem, 20, None, 3))
-        assert sibling_homes(mem, 20, None, 3) == answers[-1]  # the second question builds its runs
+        answers.append(sibling_homes(mem, 20, None, 3, kept))
+        assert sibling_homes(mem, 20, None, 3, kept) == answers[-1]  # the second question builds its runs
     assert [m.sibling_runs is not None for m in owners] == [False, True, True]
-    assert sibling_homes(owners[0], 20, None, 3) == answers[0]
+    assert sibling_homes(owners[0], 20, None, 3, kept) == answers[0]
+
+
+def test_without_a_cache_every_walk_goes_rank_by_rank():
+    mem = memory({f"worker/{r}": f"n{r // 8:03d}" for r in range(4096)})
+    assert sibling_homes(mem, 2048, "n256", 4) == sibling_homes(mem, 2048, "n256", 4)
+    assert mem.sibling_runs is None

@@ -190,6 +190,7 @@ def decide(
             fault_memory=settings.lifetimes.fault_memory_seconds,
             now=now,
             beyond=beyond,
+            runs=index.sibling_runs,
         )
         placement = node_strategy(ctx, block_domains(ctx, topology))
     return Decision(

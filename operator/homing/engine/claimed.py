@@ -24,7 +24,7 @@ def own_claims(index: MemoryIndex, mem: OwnerMemory | None, rank_key: str, own_h
     if mem is None or not mem.home_counts:
         return ()
     held = index.occupied_nodes(mem.owner.key)
-    siblings, _ = sibling_homes(mem, rank_index(rank_key), own_home, limit + len(held))
+    siblings, _ = sibling_homes(mem, rank_index(rank_key), own_home, limit + len(held), index.sibling_runs)
     return tuple(islice((n for n in siblings if n not in held), limit + 1))
 
 

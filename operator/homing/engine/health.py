@@ -1,6 +1,8 @@
 """behaviour.md "Health": a node's health; behaviour.md "Topology": its topology path from its labels."""
 from __future__ import annotations
 
+from types import MappingProxyType
+
 from collections.abc import Iterable
 
 from homing.config import Labels
@@ -10,7 +12,7 @@ from homing.engine.cluster_topology.resource_levels import LevelLabels, tree_of
 
 UNHEALTHY_TAINTS = frozenset({"node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready"})
 CORDON_TAINT = "node.kubernetes.io/unschedulable"  # the taint that mirrors spec.unschedulable
-_WORST = {Health.HEALTHY: 0, Health.SUB_HEALTHY: 1, Health.UNAVAILABLE: 2, Health.UNHEALTHY: 3}
+_WORST = MappingProxyType({Health.HEALTHY: 0, Health.SUB_HEALTHY: 1, Health.UNAVAILABLE: 2, Health.UNHEALTHY: 3})
 
 
 def node_health(node: dict, labels: Labels) -> Health:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import enum
-import itertools
+import uuid
 from collections import deque
 from dataclasses import dataclass
 
@@ -85,7 +85,6 @@ def discard_from(index: dict, key: object, name: str) -> None:
             del index[key]
 
 
-_GENERATIONS = itertools.count()
 CHANGES_KEPT = 8192  # node changes a view can catch up on; further behind, it starts over
 
 
@@ -100,8 +99,8 @@ class ClusterSnapshot:
         self.selectors: dict[tuple[str, str], DomainExpr] = {}  # domains not named by a label
         self.image_nodes: dict[str, set[str]] = {}  # image -> nodes whose kubelet reports it
         self.max_tier = 0  # HyperNode tiers known (levels tier1..tierN)
-        self.generation = next(_GENERATIONS)  # new at every change, unique across snapshots: what views compare
-        self.token = self.generation  # which snapshot a view was made from
+        self.generation = 0  # counts this snapshot's changes: what views compare
+        self.token = uuid.uuid4().int  # which snapshot a view was made from (views of another start over)
         self.changes: deque[tuple[int, str]] = deque(maxlen=CHANGES_KEPT)  # (generation, node), oldest first
         for state in (nodes or {}).values():
             self.put(state)
@@ -132,7 +131,7 @@ class ClusterSnapshot:
         return old
 
     def _changed(self, name: str) -> None:
-        self.generation = next(_GENERATIONS)
+        self.generation += 1
         self.changes.append((self.generation, name))
 
     def catch_up(self, seen: tuple[int, int]) -> tuple[set[str] | None, tuple[int, int]]:

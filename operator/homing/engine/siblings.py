@@ -16,10 +16,24 @@ from homing.engine.memory.entries import OwnerMemory
 
 _DENSE = 4  # walk outwards while indexes are at most this sparse; sort beyond that
 # Owners whose runs are kept (the bursts in flight, not every owner ever asked): a run
-# costs ~150 bytes, so runs for all of a million remembered ranks would not fit behaviour.md "Memory"
+# costs ~150 bytes, so runs for all of a million remembered ranks would not fit the
 # memory budget. Only a cache: the homes found are the same with or without it.
-_KEEP_RUNS = 32
-_kept: OrderedDict[int, OwnerMemory] = OrderedDict()
+KEEP_RUNS = 32
+
+
+class RunsKept:
+    """Which owners' memories may keep their runs: the `keep` asked last. The index owns
+    one (engine/memory/index.py); without one, every walk goes rank by rank."""
+
+    def __init__(self, keep: int = KEEP_RUNS) -> None:
+        self.keep = keep
+        self.owners: OrderedDict[int, OwnerMemory] = OrderedDict()
+
+    def kept(self, mem: OwnerMemory) -> None:
+        self.owners[id(mem)] = mem
+        self.owners.move_to_end(id(mem))
+        while len(self.owners) > self.keep:
+            self.owners.popitem(last=False)[1].sibling_runs = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,9 +94,11 @@ def _homes_by_run(runs: Runs, index: int) -> Iterator[tuple[str, ...]]:
             right += 1
 
 
-def _runs_worth_walking(mem: OwnerMemory) -> Runs | None:
+def _runs_worth_walking(mem: OwnerMemory, cache: RunsKept | None) -> Runs | None:
     """The runs when the memory is unchanged since it was last asked (a burst of one
     owner's admissions); None right after a change, when a bind may well follow."""
+    if cache is None:
+        return None
     runs = mem.sibling_runs
     if runs is not None and runs.version == mem.version:
         return runs
@@ -91,14 +107,12 @@ def _runs_worth_walking(mem: OwnerMemory) -> Runs | None:
         mem.sibling_asked = mem.version
         return None
     runs = mem.sibling_runs = runs_of(mem)
-    _kept[id(mem)] = mem
-    _kept.move_to_end(id(mem))
-    while len(_kept) > _KEEP_RUNS:
-        _kept.popitem(last=False)[1].sibling_runs = None
+    cache.kept(mem)
     return runs
 
 
-def sibling_homes(mem: OwnerMemory | None, index: int, own_home: str | None, limit: int) -> tuple[tuple[str, ...], bool]:
+def sibling_homes(mem: OwnerMemory | None, index: int, own_home: str | None, limit: int,
+                  cache: RunsKept | None = None) -> tuple[tuple[str, ...], bool]:
     """Homes of the other ranks (never `own_home`), at most `limit`, nearest ranks
     first; and whether the list was cut."""
     if mem is None or not mem.home_counts:
@@ -107,7 +121,7 @@ def sibling_homes(mem: OwnerMemory | None, index: int, own_home: str | None, lim
     if others <= limit:
         return tuple(sorted(n for n in mem.home_counts if n != own_home)), False
     kept: dict[str, None] = {}
-    runs = _runs_worth_walking(mem)
+    runs = _runs_worth_walking(mem, cache)
     if runs is not None:
         for homes in _homes_by_run(runs, index):
             for node in homes:

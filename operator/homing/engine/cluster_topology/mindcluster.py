@@ -6,13 +6,15 @@
   (`Healthy`, `PreSeparate`, `SubHealthy`, `UnHealthy`)."""
 from __future__ import annotations
 
+from types import MappingProxyType
+
 import json
 
 from homing.engine.model import Health
 
 DEVICE_INFO_NAMESPACE, DEVICE_INFO_PREFIX, DEVICE_INFO_KEY = "kube-system", "mindx-dl-deviceinfo-", "DeviceInfoCfg"
 NODE_INFO_NAMESPACE, NODE_INFO_PREFIX, NODE_INFO_KEY = "mindx-dl", "mindx-dl-nodeinfo-", "NodeInfo"
-NODED_HEALTH = {"Healthy": Health.HEALTHY, "PreSeparate": Health.SUB_HEALTHY, "SubHealthy": Health.SUB_HEALTHY, "UnHealthy": Health.UNHEALTHY}
+NODED_HEALTH = MappingProxyType({"Healthy": Health.HEALTHY, "PreSeparate": Health.SUB_HEALTHY, "SubHealthy": Health.SUB_HEALTHY, "UnHealthy": Health.UNHEALTHY})
 
 
 def node_of(configmap: dict, prefix: str) -> str | None:

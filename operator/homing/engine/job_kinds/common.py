@@ -2,6 +2,8 @@
 NPUs per node. Each kind module says which keys it reads and what levels it has."""
 from __future__ import annotations
 
+from types import MappingProxyType
+
 from homing.engine.identity.rank import shown
 from homing.engine.job_kinds.facts import MAX_COUNT_DIGITS, JobFacts, parse_count
 
@@ -9,9 +11,9 @@ SCHEDULE_POLICY = "huawei.com/schedule_policy"
 SP_BLOCK = "sp-block"
 DEFAULT_NPUS_PER_NODE = 8
 # NPUs per node implied by the scheduling policy or the A3 accelerator type.
-POLICY_NPUS = {"chip8-node8-sp": 8, "chip2-node16-sp": 16, "chip2-node8-sp": 8, "chip8-node8-ra64-sp": 8}
+POLICY_NPUS = MappingProxyType({"chip8-node8-sp": 8, "chip2-node16-sp": 16, "chip2-node8-sp": 8, "chip8-node8-ra64-sp": 8})
 ACCELERATOR_TYPE = "accelerator-type"
-ACCELERATOR_NPUS = {"module-a3-16-super-pod": 16, "module-a3-8-super-pod": 8}
+ACCELERATOR_NPUS = MappingProxyType({"module-a3-16-super-pod": 16, "module-a3-8-super-pod": 8})
 
 
 class BadTopology(ValueError):

@@ -18,7 +18,7 @@ from homing.engine.job_kinds.facts import JobFacts
 from homing.engine.job_kinds.levels import JobTopology, Level
 
 KIND = "super-pod"
-SUPERPOD_POLICIES = {"chip8-node8-sp", "chip2-node16-sp", "chip2-node8-sp"}
+SUPERPOD_POLICIES = frozenset({"chip8-node8-sp", "chip2-node16-sp", "chip2-node8-sp"})
 assert SUPERPOD_POLICIES <= set(POLICY_NPUS)
 
 

@@ -16,6 +16,7 @@ from homing.engine.memory.eviction import EvictionView
 from homing.engine.memory.room import RoomView
 from homing.engine.memory.waiting import Waiting
 from homing.engine.model import OwnerRef
+from homing.engine.siblings import RunsKept
 
 
 MAX_NODES_PER_IMAGE = 1024  # where one image ran: enough for any term list, bounded for memory
@@ -71,6 +72,7 @@ class MemoryIndex:
     vacated_order: dict[str, float] = field(default_factory=dict)  # node -> latest vacancy, oldest first
     vacant_by_owner: dict[str, set[str]] = field(default_factory=dict)  # owner key -> nodes
     dirty: set[str] = field(default_factory=set)  # owners whose custom resource is behind
+    sibling_runs: RunsKept = field(default_factory=RunsKept)  # the owners whose sibling walks are cached
     rank_count: int = 0
     max_ranks_per_owner: int = 8192  # keeps one owner's memory bounded
     _topologies: dict[Topology, Topology] = field(default_factory=dict)

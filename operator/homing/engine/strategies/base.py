@@ -7,6 +7,7 @@ from homing.config import Weights
 from homing.engine.beyond_home import NOTHING, BeyondHome
 from homing.engine.memory.entries import OwnerMemory
 from homing.engine.model import ClusterSnapshot, Rank, Term
+from homing.engine.siblings import RunsKept
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,7 +20,8 @@ class RankContext:
     max_values: int
     fault_memory: float
     now: float
-    beyond: BeyondHome = NOTHING  # behaviour.md "Beyond the home" candidates, empty when switched off
+    beyond: BeyondHome = NOTHING  # candidates beyond the home, empty when switched off
+    runs: RunsKept | None = None  # the index's cache of sibling walks; None walks rank by rank
 
 
 @dataclass(slots=True)

@@ -3,6 +3,8 @@ siblings' homes, avoid faults. Ordinary NPU/GPU and vNPU pods take only this ste
 topology kinds add their block domains (strategies/blocks.py) in between."""
 from __future__ import annotations
 
+from types import MappingProxyType
+
 from homing.engine.memory.changes import active_faults
 from homing.engine.model import Health
 from homing.engine.rules.avoid_fault import avoid_term
@@ -17,13 +19,13 @@ from homing.engine.siblings import sibling_homes
 from homing.engine.strategies.base import Placement, RankContext
 from homing.engine.strategies.blocks import NO_DOMAINS, Domains
 
-_REASONS = {
+_REASONS = MappingProxyType({
     Health.HEALTHY: "home",
     Health.SUB_HEALTHY: "home-sub-healthy",
     Health.UNAVAILABLE: "home-unavailable",
     Health.UNHEALTHY: "home-unhealthy",
     Health.GONE: "home-gone",
-}
+})
 
 
 def node_strategy(ctx: RankContext, domains: Domains = NO_DOMAINS) -> Placement:
@@ -34,7 +36,7 @@ def node_strategy(ctx: RankContext, domains: Domains = NO_DOMAINS) -> Placement:
     health = ctx.snapshot.health(home) if home else Health.GONE
     unhealthy_home = [home] if home and health is Health.UNHEALTHY else []
     avoided, cut_avoid = bounded([*unhealthy_home, *faults, *domains.unhealthy], ctx.max_values)
-    siblings, cut_siblings = sibling_homes(mem, ctx.rank.index, home, ctx.max_values)
+    siblings, cut_siblings = sibling_homes(mem, ctx.rank.index, home, ctx.max_values, ctx.runs)
     # siblings' homes first (nearest ranks), then any owner's vacant homes (behaviour.md "Beyond the home")
     clear, cut_clear = bounded([*siblings, *(n for n in ctx.beyond.vacant if n != home)], ctx.max_values)
     shunned = set(faults) | set(avoided)
