@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from homing.engine.model import ClusterSnapshot, Health, NodeState
-from homing.engine.job_kinds.facts import parse_count
+from homing.engine.accelerators import accelerator_request
 
 BURST_SECONDS = 10.0  # admissions of one owner this close together are one burst
 
@@ -38,14 +38,8 @@ class Burst:
 def pod_load(pod: dict, owner_key: str, prefixes: tuple[str, ...]) -> Load:
     """A pod's priority (set by the Priority admission plugin before webhooks) and the
     accelerators it requests; unreadable amounts count as none."""
-    spec = pod.get("spec") or {}
-    priority = spec.get("priority")
-    npus = 0
-    for container in spec.get("containers") or ():
-        requests = ((container or {}).get("resources") or {}).get("requests") or {}
-        if not isinstance(requests, dict):
-            continue
-        npus += sum(parse_count(str(v)) or 0 for k, v in requests.items() if str(k).startswith(prefixes))
+    priority = (pod.get("spec") or {}).get("priority")
+    npus = accelerator_request(pod, prefixes).count
     return Load(owner_key, priority if isinstance(priority, int) and not isinstance(priority, bool) else 0, npus)
 
 

@@ -4,22 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from homing.engine.accelerators import accelerator_request
+
 DECISION_ANNOTATION = "homing.io/decision"
 HOME_ANNOTATION = "homing.io/home"
 
 
 def accelerator_resources(pod: dict, prefixes: Iterable[str]) -> list[str]:
     """Resource names of the pod's containers that start with an accelerator prefix."""
-    prefixes = tuple(prefixes)
-    spec = pod.get("spec") or {}
-    names: set[str] = set()
-    for container in [*(spec.get("containers") or ()), *(spec.get("initContainers") or ())]:
-        resources = (container or {}).get("resources") or {}
-        for kind in ("requests", "limits"):
-            for name in resources.get(kind) or {}:
-                if str(name).startswith(prefixes):
-                    names.add(str(name))
-    return sorted(names)
+    return list(accelerator_request(pod, prefixes).names)
 
 
 def out_of_scope(pod: dict, prefixes: Iterable[str]) -> str | None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from homing.engine.identity.rank import shown
-from homing.engine.job_kinds.facts import MAX_COUNT_DIGITS, JobFacts, parse_count
+from homing.engine.accelerators import MAX_COUNT_DIGITS, parse_count
+from homing.engine.job_kinds.facts import JobFacts
 
 SCHEDULE_POLICY = "huawei.com/schedule_policy"
 SP_BLOCK = "sp-block"

@@ -5,20 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from homing.engine.identity.rank import is_decimal, shown
+from homing.engine.accelerators import accelerator_request
+from homing.engine.identity.rank import shown
 
 GROUP_NAME_ANNOTATIONS = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/group-name")
-# No NPU count, block or group size comes near a billion; longer text is a typo or an attack.
-MAX_COUNT_DIGITS = 9
-
-
-def parse_count(text: str) -> int | None:
-    """A count written in ASCII digits (at most MAX_COUNT_DIGITS), else None. The one way
-    job facts turn user text into an int: checked first, so neither "²" (isdigit() but not
-    int()) nor 4,301 digits (past Python's int-string limit) ever reaches int()."""
-    if not is_decimal(text) or len(text) > MAX_COUNT_DIGITS:
-        return None
-    return int(text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,17 +51,7 @@ def group_name(pod: dict) -> str | None:
 def job_facts(pod: dict, podgroup: dict | None, resource_prefixes: tuple[str, ...], home_npus: int | None) -> JobFacts:
     meta = pod.get("metadata") or {}
     spec = pod.get("spec") or {}
-    npus, unreadable = 0, None
-    for container in spec.get("containers") or ():
-        requests = ((container or {}).get("resources") or {}).get("requests") or {}
-        for name, amount in requests.items():
-            if not str(name).startswith(resource_prefixes):
-                continue
-            count = parse_count(str(amount))
-            if count is None:
-                unreadable = unreadable or f"the request {name}={shown(amount)} is not a whole count of NPUs"
-            else:
-                npus += count
+    request = accelerator_request(pod, resource_prefixes)
     group_meta = (podgroup or {}).get("metadata") or {}
     return JobFacts(
         pod=_merged(meta),
@@ -79,7 +59,7 @@ def job_facts(pod: dict, podgroup: dict | None, resource_prefixes: tuple[str, ..
         group_spec=(podgroup or {}).get("spec") or {},
         node_selector=spec.get("nodeSelector") or {},
         pod_labels=meta.get("labels") or {},
-        npus_per_pod=npus,
+        npus_per_pod=request.count,
         home_npus=home_npus,
-        npus_unreadable=unreadable,
+        npus_unreadable=request.unreadable,
     )

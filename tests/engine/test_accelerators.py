@@ -1,0 +1,32 @@
+"""The one accelerator-request reading: names for scope, a count for room and job blocks."""
+from __future__ import annotations
+
+import pytest
+
+from homing.engine.accelerators import accelerator_request
+
+PREFIXES = ("huawei.com/", "nvidia.com/")
+
+
+def pod(containers=(), init=()):
+    return {"spec": {"containers": list(containers), "initContainers": list(init)}}
+
+
+def c(requests=None, limits=None):
+    return {"name": "x", "resources": {k: v for k, v in (("requests", requests), ("limits", limits)) if v is not None}}
+
+
+@pytest.mark.parametrize("p, names, count, unreadable", [
+    (pod([c({"huawei.com/Ascend910": "8", "cpu": "4"})]), ("huawei.com/Ascend910",), 8, False),
+    (pod([c({"huawei.com/Ascend910": "4"}), c({"huawei.com/Ascend910": "4"})]), ("huawei.com/Ascend910",), 8, False),
+    (pod([c(limits={"nvidia.com/gpu": "1"})]), ("nvidia.com/gpu",), 0, False),  # limits name it; requests hold it
+    (pod([c({"cpu": "1"})], init=[c({"nvidia.com/gpu": "1"})]), ("nvidia.com/gpu",), 0, False),  # init runs before
+    (pod([c({"huawei.com/Ascend910": "eight"})]), ("huawei.com/Ascend910",), 0, True),
+    (pod([c({"huawei.com/Ascend910": "²"})]), ("huawei.com/Ascend910",), 0, True),
+    (pod([c({"huawei.com/Ascend910": "9" * 20})]), ("huawei.com/Ascend910",), 0, True),
+    (pod([{"resources": "bad"}, None, c(requests=["x"])]), (), 0, False),  # malformed: read as nothing
+    ({"spec": None}, (), 0, False),
+])
+def test_accelerator_request(p, names, count, unreadable):
+    got = accelerator_request(p, PREFIXES)
+    assert (got.names, got.count, got.unreadable is not None) == (names, count, unreadable)
