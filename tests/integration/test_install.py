@@ -42,6 +42,8 @@ EXPECTED_OBJECTS = {
     "rolebinding.rbac.authorization.k8s.io/homing-leases",
     "deployment.apps/homing",
     "mutatingwebhookconfiguration.admissionregistration.k8s.io/homing",
+    "validatingadmissionpolicy.admissionregistration.k8s.io/homing-pod-deletion-cost",
+    "validatingadmissionpolicybinding.admissionregistration.k8s.io/homing-pod-deletion-cost",
 }
 
 
@@ -194,12 +196,15 @@ NEEDED = [
     ("create", "coordination.k8s.io", "leases", "", NAMESPACE, ""),
     ("list", "coordination.k8s.io", "leases", "", NAMESPACE, ""),
     ("delete", "coordination.k8s.io", "leases", "", NAMESPACE, "homing-member-old"),
+    # deletion_marks.py: the pod-deletion-cost mark (the policy in manifests/base narrows it to that)
+    ("patch", "", "pods", "", "team-a", "p"),
 ]
 
 FORBIDDEN = [
     ("delete", "", "pods", "", "team-a", "p"),
     ("create", "", "pods", "", "team-a", ""),
-    ("patch", "", "pods", "", "team-a", "p"),
+    ("update", "", "pods", "", "team-a", "p"),
+    ("patch", "", "pods", "status", "team-a", "p"),
     ("create", "", "pods", "eviction", "team-a", "p"),
     ("create", "", "pods", "binding", "team-a", "p"),
     ("update", "", "nodes", "", "", "n"),

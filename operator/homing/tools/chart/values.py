@@ -33,7 +33,7 @@ VALUES_TEXT = """\
 #       namespace_label_value: "true"
 #       pod_label: homing.io/enabled            # ...and pods elsewhere that carry it
 #       resource_prefixes: ["huawei.com/", "nvidia.com/"]
-#     weights: {{home: 100, domains: [50, 25, 12]}}
+#     weights: {{home: 100, domains: [32, 26, 20]}}
 #     topology:
 #       resource_level_config: '{{"default": {{"level1": {{"label": "example.com/switch"}}}}}}'
 settings: {{}}
