@@ -15,6 +15,7 @@ from homing.engine.beyond_home import (
     BeyondHome, displacement, eviction_victims, free_room, nothing_free, vacant_homes, warm_nodes,
 )
 from homing.engine.claimed import claimed_homes
+from homing.engine.siblings import sibling_homes
 from homing.engine.displacement import pod_load
 from homing.engine.identity import WorkloadIndex, resolve_owner, resolve_rank
 from homing.engine.identity.pool_group import pool_group
@@ -109,13 +110,13 @@ def topology_of(
 
 def beyond_home(
     pod: dict, index: MemoryIndex, snapshot: ClusterSnapshot, settings: Settings, owner_key: str, rank_key: str | None,
-    own_home: str | None, now: float,
+    own_home: str | None, now: float, siblings: tuple[str, ...] | None = None,
 ) -> BeyondHome:
     """behaviour.md "Beyond the home" candidates, as configured: homes claimed by others, warm nodes, vacant
     homes to keep clear of, and when nothing is free the one workload to displace."""
     p, limit = settings.preferences, settings.bounds.max_term_values
     rankless = rank_key is None
-    claimed = claimed_homes(index, owner_key, rank_key, own_home, now, limit) if p.claimed_homes else ()
+    claimed = claimed_homes(index, owner_key, rank_key, own_home, now, limit, siblings) if p.claimed_homes else ()
     namespace = (pod.get("metadata") or {}).get("namespace") or ""
     me = pod_load(pod, owner_key, tuple(settings.scope.resource_prefixes))
     evicting = nothing_free(me, snapshot, index, now)
@@ -166,7 +167,12 @@ def decide(
     rankless = rank_result.rank is None
     rank_key = None if rankless else rank_result.rank.key
     own_entry = memory.ranks.get(rank_key) if memory is not None and rank_key is not None else None
-    beyond = beyond_home(pod, index, snapshot, settings, owner.key, rank_key, own_entry.node if own_entry else None, now)
+    own_home = own_entry.node if own_entry else None
+    # the sibling walk, once: the keep-clear term and the claimed homes both read it
+    siblings = None if rankless else sibling_homes(memory, rank_result.rank.index, own_home, settings.bounds.max_term_values,
+                                                   index.sibling_runs)
+    beyond = beyond_home(pod, index, snapshot, settings, owner.key, rank_key, own_home, now,
+                         siblings[0] if siblings else None)
     if rankless:
         memory = group_pool(memory, pool_group(pod))
         taken = index.occupied_nodes(owner.key) | index.promised_nodes(owner.key, now)
@@ -191,6 +197,7 @@ def decide(
             now=now,
             beyond=beyond,
             runs=index.sibling_runs,
+            siblings=siblings,
         )
         placement = node_strategy(ctx, block_domains(ctx, topology))
     return Decision(

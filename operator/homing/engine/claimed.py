@@ -18,13 +18,12 @@ from homing.engine.memory.index import MemoryIndex
 from homing.engine.siblings import sibling_homes
 
 
-def own_claims(index: MemoryIndex, mem: OwnerMemory | None, rank_key: str, own_home: str | None,
-               limit: int) -> tuple[str, ...]:
-    """The siblings' homes that none of the owner's live pods holds, nearest ranks first."""
-    if mem is None or not mem.home_counts:
+def own_claims(index: MemoryIndex, owner_key: str, siblings: tuple[str, ...], limit: int) -> tuple[str, ...]:
+    """The siblings' homes (as the rank's sibling walk found them) that none of the
+    owner's live pods holds."""
+    if not siblings:
         return ()
-    held = index.occupied_nodes(mem.owner.key)
-    siblings, _ = sibling_homes(mem, rank_index(rank_key), own_home, limit + len(held), index.sibling_runs)
+    held = index.occupied_nodes(owner_key)
     return tuple(islice((n for n in siblings if n not in held), limit + 1))
 
 
@@ -75,10 +74,13 @@ def claimants_by_node(index: MemoryIndex, now: float) -> dict[str, set[str]]:
 
 
 def claimed_homes(index: MemoryIndex, owner_key: str, rank_key: str | None, own_home: str | None,
-                  now: float, limit: int) -> tuple[str, ...]:
+                  now: float, limit: int, siblings: tuple[str, ...] | None = None) -> tuple[str, ...]:
     """Every claimed home the admitted pod should keep off, most relevant first (its own
     siblings', then others'), at most `limit` + 1 (to tell a cut). A rankless pod's own pool
-    is left to its promises: its replicas hold the same image, so they are interchangeable."""
-    mine = own_claims(index, index.owner(owner_key), rank_key, own_home, limit) if rank_key is not None else ()
+    is left to its promises: its replicas hold the same image, so they are interchangeable.
+    `siblings`: the rank's sibling homes when the caller has walked them already."""
+    if rank_key is not None and siblings is None:
+        siblings = sibling_homes(index.owner(owner_key), rank_index(rank_key), own_home, limit, index.sibling_runs)[0]
+    mine = own_claims(index, owner_key, siblings or (), limit) if rank_key is not None else ()
     others = (n for n in others_claims(index, owner_key, now) if n != own_home)
     return tuple(islice(dict.fromkeys((*mine, *others)), limit + 1))

@@ -22,6 +22,7 @@ class RankContext:
     now: float
     beyond: BeyondHome = NOTHING  # candidates beyond the home, empty when switched off
     runs: RunsKept | None = None  # the index's cache of sibling walks; None walks rank by rank
+    siblings: tuple[tuple[str, ...], bool] | None = None  # the sibling walk when the caller did it already
 
 
 @dataclass(slots=True)

@@ -36,7 +36,7 @@ def node_strategy(ctx: RankContext, domains: Domains = NO_DOMAINS) -> Placement:
     health = ctx.snapshot.health(home) if home else Health.GONE
     unhealthy_home = [home] if home and health is Health.UNHEALTHY else []
     avoided, cut_avoid = bounded([*unhealthy_home, *faults, *domains.unhealthy], ctx.max_values)
-    siblings, cut_siblings = sibling_homes(mem, ctx.rank.index, home, ctx.max_values, ctx.runs)
+    siblings, cut_siblings = ctx.siblings or sibling_homes(mem, ctx.rank.index, home, ctx.max_values, ctx.runs)
     # siblings' homes first (nearest ranks), then any owner's vacant homes (behaviour.md "Beyond the home")
     clear, cut_clear = bounded([*siblings, *(n for n in ctx.beyond.vacant if n != home)], ctx.max_values)
     shunned = set(faults) | set(avoided)
