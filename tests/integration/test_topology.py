@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import pytest
 
 from homing.placementmemory import merge, read_object
+from homing.config import Settings
 from homing_e2e import objects as o
 
 pytestmark = pytest.mark.cluster
@@ -55,12 +56,15 @@ async def run_and_restart(kube, c: Cluster, owner: dict, ranks: int, annotations
     return [await o.pod(kube, c.ns, f"job-{r}", owner=owner, annotations=annotations(r), labels=labels(r)) for r in range(ranks)]
 
 
+INNER, MIDDLE, OUTER = Settings().weights.domains  # the domain weights, innermost first
+
+
 def domain_terms(pod: dict) -> dict[int, list[str]]:
-    """weight -> values of homing's domain terms (50 innermost, 25, 12)."""
+    """weight -> values of homing's domain terms (INNER innermost, MIDDLE, OUTER)."""
     out = {}
     for t in o.terms(pod):
         (expr,) = t["preference"]["matchExpressions"]
-        if t["weight"] in (50, 25, 12) and expr["operator"] == "In":
+        if t["weight"] in (INNER, MIDDLE, OUTER) and expr["operator"] == "In":
             out[t["weight"]] = (expr["key"], sorted(expr["values"]))
     return out
 
@@ -78,12 +82,12 @@ async def test_superpod_job_returns_to_its_nodes_and_superpods(kube, operator, n
         assert o.home(pod) == c.nodes[r]
         want = c.superpod[c.nodes[0 if r < 4 else 4]]
         assert o.decision(pod)["domains"] == [f"superPod={want}"] and o.decision(pod)["kind"] == "super-pod"
-        assert domain_terms(pod) == {50: (SUPERPOD, [want])}
+        assert domain_terms(pod) == {INNER: (SUPERPOD, [want])}
     # Scale out: ranks 6 and 7 belong to block 1, whose mates ran on super-pod b.
     for r in (6, 7):
         new = await o.pod(kube, ns, f"job-{r}", owner=owner, annotations=ann(r))
         assert o.home(new) is None
-        assert domain_terms(new) == {50: (SUPERPOD, [c.superpod[c.nodes[4]]])}
+        assert domain_terms(new) == {INNER: (SUPERPOD, [c.superpod[c.nodes[4]]])}
         assert o.decision(new)["reason"] == "no-memory"
 
 
@@ -96,7 +100,7 @@ async def test_rack_windowed_job_gets_rack_then_superpod(kube, operator, ns):
     for r, pod in enumerate(again):
         rack = c.rack[c.nodes[r // 2 * 2]]
         assert o.home(pod) == c.nodes[r]
-        assert domain_terms(pod) == {50: (RACK, [rack]), 25: (SUPERPOD, [c.superpod[c.nodes[0]]])}
+        assert domain_terms(pod) == {INNER: (RACK, [rack]), MIDDLE: (SUPERPOD, [c.superpod[c.nodes[0]]])}
     new = await o.pod(kube, ns, "job-5", owner=owner, annotations=ann(5), labels=lab(5))
     assert domain_terms(new) == {}  # block 2 (ranks 4-5) has no memory yet: nothing to prefer
 
@@ -110,11 +114,11 @@ async def test_multilevel_job_uses_the_resource_level_tree(kube, operator, ns):
     for r, pod in enumerate(again):
         assert o.home(pod) == c.nodes[r]
         assert domain_terms(pod) == {
-            50: (SWITCH, [c.rack[c.nodes[r // 2 * 2]]]),
-            25: (SPINE, [c.superpod[c.nodes[r // 4 * 4]]]),
+            INNER: (SWITCH, [c.rack[c.nodes[r // 2 * 2]]]),
+            MIDDLE: (SPINE, [c.superpod[c.nodes[r // 4 * 4]]]),
         }
     new = await o.pod(kube, ns, "job-7", owner=owner, annotations=ann(7), labels=lab(7))
-    assert domain_terms(new) == {25: (SPINE, [c.superpod[c.nodes[4]]])}  # its level-1 pair is new
+    assert domain_terms(new) == {MIDDLE: (SPINE, [c.superpod[c.nodes[4]]])}  # its level-1 pair is new
 
 
 async def test_bad_topology_annotation_warns_and_uses_the_node_strategy(kube, operator, ns):
@@ -176,8 +180,8 @@ async def test_hypernode_job_with_subgroups(kube, operator, ns):
         switch = c.rack[c.nodes[0 if r < 4 else 4]]
         assert o.decision(pod)["domains"] == [f"tier1={tier1[switch]}", f"tier2=spine-{spine_a}"]
         assert domain_terms(pod) == {
-            50: (SWITCH, [switch]),
-            25: (SWITCH, sorted({c.rack[n] for n in c.nodes if c.superpod[n] == spine_a})),
+            INNER: (SWITCH, [switch]),
+            MIDDLE: (SWITCH, sorted({c.rack[n] for n in c.nodes if c.superpod[n] == spine_a})),
         }
     mem = merge([read_object(x) for x in await o.written_memories(kube, ns)])
     assert mem.ranks["worker/4"].group == f"part:{PART}=1"
