@@ -10,6 +10,7 @@ import pytest
 from homing.config import Preferences, Settings
 from homing.engine.admission import decide
 from homing.engine.claimed import claimants_by_node, claimed_homes
+from homing.engine.siblings import sibling_homes
 from homing.engine.identity import WorkloadIndex
 from homing.engine.memory.index import LivePod, MemoryIndex
 from homing.engine.model import ClusterSnapshot, Health, NodeState
@@ -86,14 +87,15 @@ def index_of(w: World) -> MemoryIndex:
 def test_claimed_homes(world: World, rank: str | None, claimed: set[str]):
     index = index_of(world)
     own_home = "n0" if rank == "worker/0" else None
-    got = claimed_homes(index, JOB.key, rank, own_home, NOW, 256)
+    siblings = sibling_homes(index.owner(JOB.key), 0, own_home, 256)[0] if rank is not None else ()
+    got = claimed_homes(index, JOB.key, siblings, own_home, NOW, 256)
     assert set(got) == claimed
     assert own_home not in got
 
 
 def test_a_pool_pods_own_homes_are_left_to_its_promises():
     index = index_of(World(live={1: None}, pool_homes=("p0", "p1"), pool_pending=2, other_homes=("m0",), other_waits=True))
-    assert set(claimed_homes(index, POOL.key, None, None, NOW, 256)) == {"n0", "n1", "n2", "n3", "m0"}
+    assert set(claimed_homes(index, POOL.key, (), None, NOW, 256)) == {"n0", "n1", "n2", "n3", "m0"}
 
 
 def test_claimants_by_node_names_who_waits():

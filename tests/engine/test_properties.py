@@ -18,6 +18,7 @@ from homing.config import Bounds, Settings, Weights
 from homing.engine.admission import decide
 from homing.engine.beyond_home import BeyondHome
 from homing.engine.claimed import claimed_homes
+from homing.engine.siblings import sibling_homes
 from homing.engine.identity import WorkloadIndex
 from homing.engine.memory import MemoryIndex
 from homing.engine.model import Health
@@ -176,7 +177,8 @@ def test_scores_keep_the_spec_order(sc: Scenario):
     _, fresh, _ = _decide(sc)  # a new uid: nothing cached
     assert fresh.terms == d.terms
     # the siblings' homes are claimed (no live pod holds them: a gang restart)
-    claimed = BeyondHome(claimed=claimed_homes(_index_of(mem), mem.owner.key, str(sc.picked), own, NOW, limit))
+    siblings = sibling_homes(mem, sc.picked, own, limit)[0]
+    claimed = BeyondHome(claimed=claimed_homes(_index_of(mem), mem.owner.key, siblings, own, NOW, limit))
     direct = node_strategy(context(str(sc.picked), mem, snapshot(sc.nodes), SETTINGS[limit], beyond=claimed))
     assert direct.terms == d.terms
     assert all(len(t.values) <= limit for t in d.terms)

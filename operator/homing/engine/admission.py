@@ -116,7 +116,7 @@ def beyond_home(
     homes to keep clear of, and when nothing is free the one workload to displace."""
     p, limit = settings.preferences, settings.bounds.max_term_values
     rankless = rank_key is None
-    claimed = claimed_homes(index, owner_key, rank_key, own_home, now, limit, siblings) if p.claimed_homes else ()
+    claimed = claimed_homes(index, owner_key, siblings or (), own_home, now, limit) if p.claimed_homes else ()
     namespace = (pod.get("metadata") or {}).get("namespace") or ""
     me = pod_load(pod, owner_key, tuple(settings.scope.resource_prefixes))
     evicting = nothing_free(me, snapshot, index, now)

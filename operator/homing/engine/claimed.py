@@ -13,9 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from itertools import islice
 
-from homing.engine.memory.entries import OwnerMemory, rank_index
+from homing.engine.memory.entries import OwnerMemory
 from homing.engine.memory.index import MemoryIndex
-from homing.engine.siblings import sibling_homes
 
 
 def own_claims(index: MemoryIndex, owner_key: str, siblings: tuple[str, ...], limit: int) -> tuple[str, ...]:
@@ -73,14 +72,12 @@ def claimants_by_node(index: MemoryIndex, now: float) -> dict[str, set[str]]:
     return out
 
 
-def claimed_homes(index: MemoryIndex, owner_key: str, rank_key: str | None, own_home: str | None,
-                  now: float, limit: int, siblings: tuple[str, ...] | None = None) -> tuple[str, ...]:
+def claimed_homes(index: MemoryIndex, owner_key: str, siblings: tuple[str, ...], own_home: str | None,
+                  now: float, limit: int) -> tuple[str, ...]:
     """Every claimed home the admitted pod should keep off, most relevant first (its own
     siblings', then others'), at most `limit` + 1 (to tell a cut). A rankless pod's own pool
     is left to its promises: its replicas hold the same image, so they are interchangeable.
-    `siblings`: the rank's sibling homes when the caller has walked them already."""
-    if rank_key is not None and siblings is None:
-        siblings = sibling_homes(index.owner(owner_key), rank_index(rank_key), own_home, limit, index.sibling_runs)[0]
-    mine = own_claims(index, owner_key, siblings or (), limit) if rank_key is not None else ()
+    `siblings`: the rank's sibling homes as its sibling walk found them (none for a rankless pod)."""
+    mine = own_claims(index, owner_key, siblings, limit)
     others = (n for n in others_claims(index, owner_key, now) if n != own_home)
     return tuple(islice(dict.fromkeys((*mine, *others)), limit + 1))
