@@ -35,8 +35,10 @@ async def test_dashboard_and_alerts_read_metrics_the_operator_serves(kube, opera
 
     async def scraped() -> tuple | None:
         types, samples = m.parse_metrics(operator.metrics())
-        seen = {dict(s.labels).get("workload_namespace") for s in samples if s.name == "homing_placements_total"}
-        return (types, samples) if ns in seen else None
+        # both placements counted: the second bind's metric may land a scrape after the first's
+        seen = {dict(s.labels).get("outcome") for s in samples
+                if s.name == "homing_placements_total" and dict(s.labels).get("workload_namespace") == ns}
+        return (types, samples) if {"home", "elsewhere"} <= seen else None
 
     types, samples = await o.eventually(scraped, what=f"placements in {ns} on /metrics")
     labels_of: dict[str, set[str]] = {}
