@@ -1,12 +1,17 @@
 """The scale-in marks (engine/deletion_cost.py): set on a replica bound to another
-workload's claimed home, removed when the home is no longer claimed, never a user's cost."""
+workload's claimed home, removed when the home is no longer claimed, never a user's cost;
+ordered so that the homes of the owner its scheduler places first are freed first."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, strategies as st
 
-from homing.engine.deletion_cost import MARK, Replica, marks
+from homing.engine.deletion_cost import (
+    MARK, MARK_BAND, MARK_FLOOR, Queued, Replica, is_mark, mark_values, marks, queue_order, queued,
+)
 
-INFER, TRAIN = "ns/infer", "ns/train"
+INFER, TRAIN, LATER = "ns/infer", "ns/train", "ns/later"
+TOP = str(MARK_FLOOR + MARK_BAND - 1)  # the mark of the only owner waiting
 
 
 def replica(node: str, cost: str | None = None, owner: str = INFER) -> Replica:
@@ -16,19 +21,23 @@ def replica(node: str, cost: str | None = None, owner: str = INFER) -> Replica:
 @pytest.mark.parametrize(
     "r, claimants, wanted",
     [
-        pytest.param(replica("a"), {"a": {TRAIN}}, MARK, id="on-a-claimed-home-marked"),
-        pytest.param(replica("a", MARK), {"a": {TRAIN}}, "keep", id="already-marked"),
+        pytest.param(replica("a"), {"a": {TRAIN}}, TOP, id="on-a-claimed-home-marked"),
+        pytest.param(replica("a", TOP), {"a": {TRAIN}}, "keep", id="already-marked"),
+        pytest.param(replica("a", MARK), {"a": {TRAIN}}, TOP, id="a-stale-mark-moved"),
         pytest.param(replica("a", MARK), {}, None, id="no-longer-claimed-unmarked"),
+        pytest.param(replica("a", TOP), {}, None, id="any-mark-of-the-band-unmarked"),
         pytest.param(replica("a", MARK), {"a": {INFER}}, None, id="claimed-by-its-own-pool-only-unmarked"),
         pytest.param(replica("a"), {"a": {INFER}}, "keep", id="its-own-pools-claim-is-no-reason"),
         pytest.param(replica("b"), {"a": {TRAIN}}, "keep", id="on-a-free-node"),
         pytest.param(replica("a", "5"), {"a": {TRAIN}}, "keep", id="a-users-cost-kept"),
         pytest.param(replica("a", "5"), {}, "keep", id="a-users-cost-never-removed"),
-        pytest.param(replica("a", "-2147483001"), {}, "keep", id="a-value-near-homings-is-the-users"),
+        pytest.param(replica("a", "-2147483001"), {}, "keep", id="a-value-below-the-band-is-the-users"),
+        pytest.param(replica("a", str(MARK_FLOOR + MARK_BAND)), {"a": {TRAIN}}, "keep", id="a-value-above-the-band-is-the-users"),
+        pytest.param(replica("a", "cheap"), {"a": {TRAIN}}, "keep", id="an-unreadable-cost-is-the-users"),
     ],
 )
 def test_marks(r: Replica, claimants: dict, wanted):
-    got = marks([("uid", r)], claimants)
+    got = marks([("uid", r)], claimants, [TRAIN])
     if wanted == "keep":
         assert got == []
     else:
@@ -37,7 +46,93 @@ def test_marks(r: Replica, claimants: dict, wanted):
         assert m.claimant == (TRAIN if wanted else None)
 
 
-def test_the_mark_parses_as_int32_near_its_floor():
-    """The controller parses the cost as an int32: the mark must fit and sit below any cost
-    a user would set."""
-    assert -(2**31) < int(MARK) < -(2**31) + 1000
+def test_the_marks_parse_as_int32_near_its_floor():
+    """The controller parses the cost as an int32: every mark must fit and sit below any
+    cost a user would set."""
+    assert -(2**31) < MARK_FLOOR and MARK_FLOOR + MARK_BAND < -(2**31) + 2000
+    assert is_mark(MARK) and is_mark(TOP) and not is_mark("0") and not is_mark(None)
+
+
+def values_by_node(got) -> dict[str, int]:
+    return {m.node: int(m.value) for m in got}
+
+
+def test_the_first_owner_in_the_queue_gets_its_homes_freed_first():
+    reps = [(n, replica(n)) for n in ("a1", "a2", "b1", "b2")]
+    claimants = {"a1": {LATER}, "a2": {LATER}, "b1": {TRAIN}, "b2": {TRAIN}}
+    got = values_by_node(marks(reps, claimants, [TRAIN, LATER]))
+    assert max(got["b1"], got["b2"]) < min(got["a1"], got["a2"])
+
+
+def test_a_home_two_owners_wait_for_takes_the_earlier_owners_mark():
+    got = values_by_node(marks([("u", replica("a"))], {"a": {LATER, TRAIN}}, [TRAIN, LATER]))
+    assert got["a"] == int(mark_values({TRAIN, LATER}, [TRAIN, LATER])[TRAIN])
+
+
+def test_owners_with_nothing_pending_come_after_the_queued_ones():
+    values = mark_values({"ns/idle", TRAIN}, [TRAIN])
+    assert int(values[TRAIN]) < int(values["ns/idle"])
+
+
+def test_when_the_first_owner_is_placed_nobody_elses_mark_moves():
+    """The common change at night: the head of the queue binds; re-patching every other
+    replica then would spend the patch budget while the scale-in runs."""
+    before = mark_values({TRAIN, LATER, "ns/last"}, [TRAIN, LATER, "ns/last"])
+    after = mark_values({LATER, "ns/last"}, [LATER, "ns/last"])
+    assert after == {k: before[k] for k in after}
+
+
+def test_more_owners_than_the_band_share_its_floor():
+    owners = [f"ns/o{i:04d}" for i in range(MARK_BAND + 5)]
+    values = mark_values(set(owners), owners)
+    assert all(is_mark(v) for v in values.values())
+    assert [int(values[o]) for o in owners] == sorted(int(values[o]) for o in owners)
+    assert values[owners[0]] == MARK
+
+
+@pytest.mark.parametrize(
+    "pods, order",
+    [
+        pytest.param([Queued("a", 0, 5.0), Queued("b", 0, 1.0)], ["b", "a"], id="earlier-first"),
+        pytest.param([Queued("a", 100, 5.0), Queued("b", 0, 1.0)], ["a", "b"], id="higher-priority-first"),
+        pytest.param([Queued("b", 0, 1.0), Queued("a", 0, 1.0)], ["a", "b"], id="ties-by-owner"),
+        pytest.param([Queued("a", 0, 9.0), Queued("a", 0, 2.0), Queued("b", 0, 3.0)], ["a", "b"], id="an-owner-by-its-first-pod"),
+    ],
+)
+def test_queue_order(pods, order):
+    assert queue_order(pods) == order
+
+
+def pod(created: str | None, group: str | None = None) -> dict:
+    meta: dict = {"namespace": "ns", "name": "p"}
+    if created is not None:
+        meta["creationTimestamp"] = created
+    if group:
+        meta["annotations"] = {"scheduling.k8s.io/group-name": group}
+    return {"metadata": meta}
+
+
+@pytest.mark.parametrize(
+    "p, podgroups, since",
+    [
+        pytest.param(pod("1970-01-01T00:01:40Z"), {}, 100.0, id="its-own-creation"),
+        pytest.param(pod("1970-01-01T00:01:40Z", "pg"),
+                     {("ns", "pg"): {"metadata": {"creationTimestamp": "1970-01-01T00:00:10Z"}}}, 10.0,
+                     id="its-pod-groups-creation"),
+        pytest.param(pod("1970-01-01T00:01:40Z", "gone"), {}, 100.0, id="an-unknown-group-falls-back-to-the-pod"),
+        pytest.param(pod("yesterday"), {}, float("inf"), id="an-unreadable-time-comes-last"),
+        pytest.param(pod(None), {}, float("inf"), id="no-time-comes-last"),
+    ],
+)
+def test_queued(p: dict, podgroups: dict, since: float):
+    assert queued(p, "ns/o", 7, podgroups) == Queued("ns/o", 7, since)
+
+
+@given(st.lists(st.sampled_from([f"ns/o{i}" for i in range(8)]), unique=True, min_size=1),
+       st.lists(st.sampled_from([f"ns/o{i}" for i in range(8)]), unique=True))
+def test_marks_follow_the_queue_and_stay_in_the_band(claimants: list[str], order: list[str]):
+    values = mark_values(set(claimants), order)
+    assert set(values) == set(claimants) and all(is_mark(v) for v in values.values())
+    ranked = [o for o in order if o in values] + sorted(set(claimants) - set(order))
+    assert [int(values[o]) for o in ranked] == sorted(int(values[o]) for o in ranked)
+    assert len({values[o] for o in ranked}) == len(ranked)  # distinct while the band lasts

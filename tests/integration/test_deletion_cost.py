@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from homing.engine.deletion_cost import ANNOTATION, MARK
+import asyncio
+
+from homing.engine.deletion_cost import ANNOTATION, MARK, is_mark
 from homing.operator.kube import MERGE_PATCH, Kube
 from homing_e2e import objects as o
 from homing_e2e.cluster import BIN_DIR
@@ -84,7 +86,7 @@ async def test_a_replica_on_a_claimed_home_is_marked_and_unmarked(kube: Kube, op
     await o.bind(kube, ns, on_b, b)
 
     async def marked() -> bool:
-        return cost(await o.get_pod(kube, ns, on_a)) == MARK
+        return is_mark(cost(await o.get_pod(kube, ns, on_a)))
 
     await o.eventually(marked, timeout=30, what="the replica on the claimed home marked")
     assert cost(await o.get_pod(kube, ns, on_b)) is None, "a replica on a free node keeps no mark"
@@ -118,10 +120,42 @@ async def test_a_users_own_deletion_cost_is_never_touched(kube: Kube, operator, 
     await o.bind(kube, ns, control, c)
 
     async def control_marked() -> bool:
-        return cost(await o.get_pod(kube, ns, control)) == MARK
+        return is_mark(cost(await o.get_pod(kube, ns, control)))
 
     await o.eventually(control_marked, timeout=30, what="the control replica marked")
     assert cost(await o.get_pod(kube, ns, users)) == "5"
+
+
+async def test_the_home_of_the_owner_queued_first_is_freed_first(kube: Kube, operator, ns: str):
+    """Two jobs each wait for a home a replica holds; the one whose pending pod came first
+    (named to sort last, so that names cannot decide) is the one its scheduler takes first.
+    Scaled in by one, the ReplicaSet controller deletes the replica on that job's home."""
+    homes = {}
+    for job_name in ("zeta", "alpha"):  # zeta's pod is queued first
+        node = await o.node(kube, f"{job_name}-{ns}")
+        job = await o.owner_stand_in(kube, ns, job_name)
+        await o.pod(kube, ns, f"{job_name}-0", owner=job, annotations={"volcano.sh/task-index": "0"}, npus=8)
+        await o.bind(kube, ns, f"{job_name}-0", node)
+        await o.running(kube, ns, f"{job_name}-0")
+        await o.pod(kube, ns, f"{job_name}-1", owner=job, annotations={"volcano.sh/task-index": "1"}, npus=8)  # waits
+        await o.delete_pod(kube, ns, f"{job_name}-0")
+        homes[job_name] = node
+        await asyncio.sleep(1.1)  # creation times are in seconds
+    await kube.request("POST", f"/apis/apps/v1/namespaces/{ns}/deployments", body=deployment("infer", 2, "nobody"))
+    pods = await o.eventually(lambda: _exactly(kube, ns, "infer", 2), what="2 replicas")
+    on_zeta, on_alpha = sorted(p["metadata"]["name"] for p in pods)
+    await o.bind(kube, ns, on_zeta, homes["zeta"])
+    await o.bind(kube, ns, on_alpha, homes["alpha"])
+
+    async def both_marked() -> tuple[int, int] | None:
+        costs = [cost(await o.get_pod(kube, ns, name)) for name in (on_zeta, on_alpha)]
+        return (int(costs[0]), int(costs[1])) if all(is_mark(c) for c in costs) else None
+
+    zeta_cost, alpha_cost = await o.eventually(both_marked, timeout=30, what="both replicas marked")
+    assert zeta_cost < alpha_cost, "the home of the job queued first carries the lower cost"
+    await scale(kube, ns, "infer", 1)
+    (left,) = await o.eventually(lambda: _exactly(kube, ns, "infer", 1), what="1 replica left")
+    assert left["metadata"]["name"] == on_alpha, "the replica on the first-queued job's home went first"
 
 
 # -- the policy ------------------------------------------------------------------------------

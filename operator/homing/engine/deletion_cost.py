@@ -4,15 +4,34 @@ replicas a ReplicaSet keeps at scale-in is its own choice, and one it keeps on t
 home costs the gang that home. The ReplicaSet deletes lower deletion costs first, so a
 replica on another workload's claimed home is marked with a cost below any sibling's.
 
-homing's mark is one fixed value: a pod carrying any other cost carries its user's, which
-homing never writes over nor removes; after a restart the marks are still recognised."""
+The marks are also ordered: the homes of the workload its scheduler will place first are
+freed first. A scale-in is deleted over seconds (the controller manager's API rate), and
+a gang is placed as soon as enough nodes are idle, whichever they are; freed in the
+scheduler's own order, the idle nodes are the next gang's homes when it is placed.
+
+homing's marks are one band of values near the int32 floor: a pod carrying any other cost
+carries its user's, which homing never writes over nor removes; after a restart the marks
+are still recognised."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
+
+from homing.engine.job_kinds.facts import group_name
 
 ANNOTATION = "controller.kubernetes.io/pod-deletion-cost"
-MARK = "-2147483000"  # near the int32 floor the controller parses: below any cost a user sets
+MARK_FLOOR = -2147483000  # near the int32 floor the controller parses: below any cost a user sets
+MARK_BAND = 1000  # values MARK_FLOOR .. MARK_FLOOR + 999 are homing's; more waiting owners share the floor
+MARK = str(MARK_FLOOR)
+
+
+def is_mark(cost: str | None) -> bool:
+    """Whether a deletion cost is one homing writes."""
+    try:
+        return cost is not None and MARK_FLOOR <= int(cost) < MARK_FLOOR + MARK_BAND
+    except ValueError:
+        return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,23 +46,80 @@ class Replica:
 
 
 @dataclass(frozen=True, slots=True)
+class Queued:
+    """A pending pod as its scheduler orders it: higher priority first, then the earlier
+    `since` (its pod group's creation when it has one, else its own)."""
+
+    owner_key: str
+    priority: int
+    since: float
+
+
+@dataclass(frozen=True, slots=True)
 class Mark:
     uid: str
     namespace: str
     name: str
-    value: str | None  # MARK to set, None to remove homing's mark
+    value: str | None  # a mark to set, None to remove homing's mark
     node: str
     claimant: str | None = None  # the owner waiting for the node, when set
 
 
-def marks(replicas: Iterable[tuple[str, Replica]], claimants: Mapping[str, set[str]]) -> list[Mark]:
+def queued(pod: dict, owner_key: str, priority: int, podgroups: Mapping[tuple[str, str], dict]) -> Queued:
+    """A pending pod's place in its scheduler's queue. Volcano orders equal-priority jobs
+    by their PodGroup's creation; a pod without a known group by its own."""
+    meta = pod.get("metadata") or {}
+    group = group_name(pod)
+    group_meta = (podgroups.get((meta.get("namespace") or "", group)) or {}).get("metadata") or {} if group else {}
+    since = _epoch(group_meta.get("creationTimestamp"))
+    return Queued(owner_key, priority, since if since is not None else _epoch(meta.get("creationTimestamp")) or float("inf"))
+
+
+def _epoch(stamp: object) -> float | None:
+    if not isinstance(stamp, str):
+        return None
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def queue_order(queued: Iterable[Queued]) -> list[str]:
+    """Owners with pending pods in the order their scheduler takes them."""
+    first: dict[str, tuple[int, float]] = {}
+    for q in queued:
+        key = (-q.priority, q.since)
+        if q.owner_key not in first or key < first[q.owner_key]:
+            first[q.owner_key] = key
+    return sorted(first, key=lambda owner: (first[owner], owner))
+
+
+def mark_values(claimants: Iterable[str], order: list[str]) -> dict[str, str]:
+    """Each waiting owner's mark. Counted down from the band's top, so that when the first
+    owner in the queue is placed (the common change) nobody else's mark moves; owners with
+    nothing pending come last."""
+    queued = set(order)
+    ranked = [o for o in order if o in set(claimants)] + sorted(set(claimants) - queued)
+    top = MARK_FLOOR + MARK_BAND - 1
+    return {owner: str(max(MARK_FLOOR, top - (len(ranked) - 1 - i))) for i, owner in enumerate(ranked)}
+
+
+def marks(replicas: Iterable[tuple[str, Replica]], claimants: Mapping[str, set[str]],
+          order: list[str] | None = None) -> list[Mark]:
     """The changes that bring the marks in line with the claims: set on a replica whose node
-    another owner claims, removed from one whose node nobody else claims any more."""
+    another owner claims (the first of them in `order` decides its value), removed from one
+    whose node nobody else claims any more."""
+    replicas = list(replicas)
+    waiting_on = {uid: set(claimants.get(r.node, set())) - {r.owner_key} for uid, r in replicas}
+    values = mark_values(set().union(*waiting_on.values()) if waiting_on else set(), order or [])
     out: list[Mark] = []
     for uid, r in replicas:
-        waiting = sorted(claimants.get(r.node, set()) - {r.owner_key})
-        if waiting and r.cost is None:
-            out.append(Mark(uid, r.namespace, r.name, MARK, r.node, waiting[0]))
-        elif not waiting and r.cost == MARK:
+        waiting = waiting_on[uid]
+        mine = is_mark(r.cost)
+        if waiting and (r.cost is None or mine):
+            first = min(waiting, key=lambda o: (int(values[o]), o))
+            if r.cost != values[first]:
+                out.append(Mark(uid, r.namespace, r.name, values[first], r.node, first))
+        elif not waiting and mine:
             out.append(Mark(uid, r.namespace, r.name, None, r.node))
     return out

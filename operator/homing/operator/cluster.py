@@ -101,7 +101,8 @@ class ClusterState:
             return
         spec = podgroup.get("spec") or {}
         self.podgroups[key] = {
-            "metadata": {"annotations": dict(meta.get("annotations") or {}), "labels": dict(meta.get("labels") or {})},
+            "metadata": {"annotations": dict(meta.get("annotations") or {}), "labels": dict(meta.get("labels") or {}),
+                         "creationTimestamp": meta.get("creationTimestamp")},  # the queue order of the marks
             "spec": {k: spec[k] for k in PODGROUP_SPEC_KEYS if k in spec},
         }
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from homing.config import Settings
 from homing.engine.claimed import claimants_by_node
-from homing.engine.deletion_cost import ANNOTATION, MARK, Mark, marks
+from homing.engine.deletion_cost import ANNOTATION, Mark, is_mark, marks, queue_order
 from homing.operator import logs, metrics
 from homing.operator.kube import MERGE_PATCH, Kube, KubeError
 from homing.operator.runtime import Runtime
@@ -25,7 +25,7 @@ class DeletionMarks:
 
     def due(self, now: float) -> list[Mark]:
         pods = self.rt.pods
-        wanted = marks(pods.replicas.items(), claimants_by_node(self.rt.index, now))
+        wanted = marks(pods.replicas.items(), claimants_by_node(self.rt.index, now), queue_order(pods.queued.values()))
         # a patch already sent for this version of the pod: wait for the watch to show it
         return [m for m in wanted if self.sent.get(m.uid) != (pods.versions.get(m.uid, ""), m.value)]
 
@@ -33,7 +33,7 @@ class DeletionMarks:
         """One pass; returns the patches written."""
         cfg = self.settings.deletion_cost
         pods = self.rt.pods
-        metrics.DELETION_MARKED.set(sum(1 for r in pods.replicas.values() if r.cost == MARK))
+        metrics.DELETION_MARKED.set(sum(1 for r in pods.replicas.values() if is_mark(r.cost)))
         if not cfg.enabled or not self.leading():
             return 0
         budget = max(1, int(cfg.max_patches_per_second * cfg.interval_seconds))

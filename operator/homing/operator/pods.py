@@ -9,7 +9,7 @@ from typing import Any
 from homing.config import Settings
 from homing.engine import lifecycle
 from homing.engine.admission import topology_of
-from homing.engine.deletion_cost import ANNOTATION as DELETION_COST, Replica
+from homing.engine.deletion_cost import ANNOTATION as DELETION_COST, Queued, Replica, queued
 from homing.engine.displacement import pod_load
 from homing.engine.identity import resolve_owner
 from homing.engine.identity.pool_group import pool_group
@@ -34,6 +34,7 @@ class PodObserver:
         self._warned: set[str] = set()
         self.replicas: dict[str, Replica] = {}  # uid -> bound ReplicaSet replica (engine/deletion_cost.py)
         self.versions: dict[str, str] = {}  # uid -> its resourceVersion: a mark is written against it
+        self.queued: dict[str, Queued] = {}  # uid -> a pending accelerator pod's place in its scheduler's queue
 
     def tracked(self, pod: dict) -> bool:
         meta = pod.get("metadata") or {}
@@ -83,6 +84,8 @@ class PodObserver:
         for uid in [u for u in self.replicas if u not in keep]:
             self.replicas.pop(uid, None)
             self.versions.pop(uid, None)
+        for uid in [u for u in self.queued if u not in keep]:
+            del self.queued[uid]
         gone = lifecycle.relisted(self.index, keep, time.time() if now is None else now)
         if gone:
             _log.info("pods missing from the re-list treated as deleted", pods=len(gone))
@@ -98,6 +101,7 @@ class PodObserver:
         if not (alive and accelerator_resources(pod, prefixes)):
             index.occupy(uid, None)
             index.waiting.wait(uid, None)
+            self.queued.pop(uid, None)
             return
         owner = resolve_owner(pod, self.cluster.workloads)
         meta = pod.get("metadata") or {}
@@ -107,6 +111,10 @@ class PodObserver:
             index.waiting.arrived(key)  # one admission of the owner is no longer in flight
         index.occupy(uid, node or None, load)
         index.waiting.wait(uid, None if node else load)
+        if node:
+            self.queued.pop(uid, None)
+        else:
+            self.queued[uid] = queued(pod, key, load.priority, self.cluster.podgroups)
 
     def _group(self, pod: dict, view: PodView) -> str | None:
         c = self.cluster
