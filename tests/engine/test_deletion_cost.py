@@ -11,7 +11,8 @@ from homing.engine.deletion_cost import (
 )
 
 INFER, TRAIN, LATER = "ns/infer", "ns/train", "ns/later"
-TOP = str(MARK_FLOOR + MARK_BAND - 1)  # the mark of the only owner waiting
+TOP = str(MARK_FLOOR + MARK_BAND - 1)
+ONLY = str(MARK_FLOOR + MARK_BAND // 2 - 1)  # the only owner waiting: the middle of the band
 
 
 def replica(node: str, cost: str | None = None, owner: str = INFER) -> Replica:
@@ -21,9 +22,9 @@ def replica(node: str, cost: str | None = None, owner: str = INFER) -> Replica:
 @pytest.mark.parametrize(
     "r, claimants, wanted",
     [
-        pytest.param(replica("a"), {"a": {TRAIN}}, TOP, id="on-a-claimed-home-marked"),
+        pytest.param(replica("a"), {"a": {TRAIN}}, ONLY, id="on-a-claimed-home-marked"),
         pytest.param(replica("a", TOP), {"a": {TRAIN}}, "keep", id="already-marked"),
-        pytest.param(replica("a", MARK), {"a": {TRAIN}}, TOP, id="a-stale-mark-moved"),
+        pytest.param(replica("a", MARK), {"a": {TRAIN}}, "keep", id="a-mark-of-the-band-kept-while-in-order"),
         pytest.param(replica("a", MARK), {}, None, id="no-longer-claimed-unmarked"),
         pytest.param(replica("a", TOP), {}, None, id="any-mark-of-the-band-unmarked"),
         pytest.param(replica("a", MARK), {"a": {INFER}}, None, id="claimed-by-its-own-pool-only-unmarked"),
@@ -78,8 +79,38 @@ def test_when_the_first_owner_is_placed_nobody_elses_mark_moves():
     """The common change at night: the head of the queue binds; re-patching every other
     replica then would spend the patch budget while the scale-in runs."""
     before = mark_values({TRAIN, LATER, "ns/last"}, [TRAIN, LATER, "ns/last"])
-    after = mark_values({LATER, "ns/last"}, [LATER, "ns/last"])
+    after = mark_values({LATER, "ns/last"}, [LATER, "ns/last"], {k: int(v) for k, v in before.items()})
     assert after == {k: before[k] for k in after}
+
+
+def test_an_owner_joining_the_queue_moves_no_other_mark():
+    """Gangs are displaced one by one all morning: each newcomer takes a value between its
+    neighbours', so the replicas already marked keep theirs."""
+    before = mark_values({TRAIN, "ns/last"}, [TRAIN, "ns/last"])
+    carried = {k: int(v) for k, v in before.items()}
+    for order in ([LATER, TRAIN, "ns/last"], [TRAIN, LATER, "ns/last"], [TRAIN, "ns/last", LATER]):
+        after = mark_values({TRAIN, LATER, "ns/last"}, order, carried)
+        assert {k: after[k] for k in before} == before
+        assert [int(after[o]) for o in order] == sorted(int(after[o]) for o in order)
+
+
+def test_marks_out_of_order_are_redone_fewest_first():
+    """Two owners whose places swapped: one of them keeps its mark, the other moves."""
+    after = mark_values({TRAIN, LATER}, [TRAIN, LATER], {TRAIN: MARK_FLOOR + 600, LATER: MARK_FLOOR + 300})
+    assert int(after[TRAIN]) < int(after[LATER])
+    assert after[TRAIN] == str(MARK_FLOOR + 600) or after[LATER] == str(MARK_FLOOR + 300)
+
+
+def test_replicas_keep_their_marks_as_the_queue_grows():
+    """The adapter's view: marks written, then a newcomer queued ahead; only the
+    newcomer's replica is patched."""
+    reps = [("u1", replica("b1")), ("u2", replica("a1"))]
+    claimants = {"b1": {TRAIN}, "a1": {LATER}}
+    first = {m.uid: m.value for m in marks(reps, claimants, [TRAIN, LATER])}
+    reps = [("u1", replica("b1", first["u1"])), ("u2", replica("a1", first["u2"])), ("u3", replica("c1"))]
+    claimants["c1"] = {"ns/early"}
+    again = marks(reps, claimants, ["ns/early", TRAIN, LATER])
+    assert [m.uid for m in again] == ["u3"] and int(again[0].value) < int(first["u1"])
 
 
 def test_more_owners_than_the_band_share_its_floor():
@@ -88,6 +119,15 @@ def test_more_owners_than_the_band_share_its_floor():
     assert all(is_mark(v) for v in values.values())
     assert [int(values[o]) for o in owners] == sorted(int(values[o]) for o in owners)
     assert values[owners[0]] == MARK
+
+
+@given(st.lists(st.sampled_from([f"ns/o{i}" for i in range(10)]), unique=True, min_size=1),
+       st.dictionaries(st.sampled_from([f"ns/o{i}" for i in range(10)]),
+                       st.integers(MARK_FLOOR - 5, MARK_FLOOR + MARK_BAND + 5)))
+def test_carried_marks_never_break_the_order(order: list[str], carried: dict[str, int]):
+    values = mark_values(set(order), order, carried)
+    got = [int(values[o]) for o in order]
+    assert got == sorted(got) and len(set(got)) == len(got) and all(is_mark(values[o]) for o in order)
 
 
 @pytest.mark.parametrize(

@@ -94,14 +94,64 @@ def queue_order(queued: Iterable[Queued]) -> list[str]:
     return sorted(first, key=lambda owner: (first[owner], owner))
 
 
-def mark_values(claimants: Iterable[str], order: list[str]) -> dict[str, str]:
-    """Each waiting owner's mark. Counted down from the band's top, so that when the first
-    owner in the queue is placed (the common change) nobody else's mark moves; owners with
-    nothing pending come last."""
-    queued = set(order)
-    ranked = [o for o in order if o in set(claimants)] + sorted(set(claimants) - queued)
-    top = MARK_FLOOR + MARK_BAND - 1
-    return {owner: str(max(MARK_FLOOR, top - (len(ranked) - 1 - i))) for i, owner in enumerate(ranked)}
+def mark_values(claimants: Iterable[str], order: list[str], current: Mapping[str, int] | None = None) -> dict[str, str]:
+    """Each waiting owner's mark, increasing along `order` (owners with nothing pending
+    last). Owners keep the marks they carry (`current`) while those still increase along
+    the order, and a newcomer takes a value between its neighbours': the queue changes
+    many times a morning, and re-marking every replica each time would spend the patch
+    budget for minutes and leave the order half-written when the scale-in comes."""
+    claimants = set(claimants)
+    ranked = [o for o in order if o in claimants] + sorted(claimants - set(order))
+    current = current or {}
+    kept = _increasing(ranked, current)
+    values: dict[str, int] = {}
+    lo, pending = MARK_FLOOR - 1, []
+    for owner in [*ranked, None]:
+        if owner is not None and owner not in kept:
+            pending.append(owner)
+            continue
+        hi = current[owner] if owner is not None else MARK_FLOOR + MARK_BAND
+        if pending and hi - lo - 1 < len(pending):
+            return _spread(ranked)  # no room between the neighbours: space everyone out again
+        for i, o in enumerate(pending):
+            values[o] = lo + (i + 1) * (hi - lo) // (len(pending) + 1)
+        if owner is not None:
+            values[owner] = lo = hi
+        pending = []
+    return {o: str(v) for o, v in values.items()}
+
+
+def _increasing(ranked: list[str], current: Mapping[str, int]) -> set[str]:
+    """The most owners whose current marks already increase along the order (the longest
+    increasing subsequence)."""
+    seq = [(o, current[o]) for o in ranked if o in current and MARK_FLOOR <= current[o] < MARK_FLOOR + MARK_BAND]
+    best: list[list[tuple[str, int]]] = []  # best[k]: an increasing run of length k+1 ending lowest
+    for item in seq:
+        k = next((i for i, run in enumerate(best) if run[-1][1] >= item[1]), len(best))
+        run = (best[k - 1] if k else []) + [item]
+        if k == len(best):
+            best.append(run)
+        else:
+            best[k] = run
+    return {o for o, _ in best[-1]} if best else set()
+
+
+def _spread(ranked: list[str]) -> dict[str, str]:
+    n = len(ranked)
+    return {o: str(MARK_FLOOR + (i * MARK_BAND // n if n <= MARK_BAND else min(i, MARK_BAND - 1)))
+            for i, o in enumerate(ranked)}
+
+
+def current_marks(replicas: Iterable[tuple[str, Replica]], claimants: Mapping[str, set[str]]) -> dict[str, int]:
+    """The mark each waiting owner carries now: the commonest homing mark on replicas bound
+    to homes only that owner waits for."""
+    seen: dict[str, dict[int, int]] = {}
+    for _, r in replicas:
+        waiting = claimants.get(r.node, set()) - {r.owner_key}
+        if len(waiting) == 1 and is_mark(r.cost):
+            counts = seen.setdefault(next(iter(waiting)), {})
+            counts[int(r.cost)] = counts.get(int(r.cost), 0) + 1  # type: ignore[arg-type]
+    return {o: max(c, key=lambda v: (c[v], -v)) for o, c in seen.items()}
 
 
 def marks(replicas: Iterable[tuple[str, Replica]], claimants: Mapping[str, set[str]],
@@ -111,7 +161,8 @@ def marks(replicas: Iterable[tuple[str, Replica]], claimants: Mapping[str, set[s
     whose node nobody else claims any more."""
     replicas = list(replicas)
     waiting_on = {uid: set(claimants.get(r.node, set())) - {r.owner_key} for uid, r in replicas}
-    values = mark_values(set().union(*waiting_on.values()) if waiting_on else set(), order or [])
+    values = mark_values(set().union(*waiting_on.values()) if waiting_on else set(), order or [],
+                         current_marks(replicas, claimants))
     out: list[Mark] = []
     for uid, r in replicas:
         waiting = waiting_on[uid]
