@@ -36,7 +36,7 @@ def test_pending_pods_queue_by_their_pod_groups_creation_and_leave_when_bound():
     pods.observe("ADDED", pod("new-0", "new-job", "2026-12-01T08:00:00Z"))
     order = queue_order(pods.queued.values())
     assert len(order) == 2 and pods.queued["uid-old-0"].since < pods.queued["uid-new-0"].since
-    assert pods.queued["uid-old-0"] == Queued(order[0], 100, pods.queued["uid-old-0"].since)
+    assert pods.queued["uid-old-0"] == Queued(order[0], 100, pods.queued["uid-old-0"].since, "ai/old-job")
     pods.observe("MODIFIED", pod("old-0", "old-job", "2026-12-01T09:00:00Z", node="n1"))
     assert set(pods.queued) == {"uid-new-0"}
     pods.observe("DELETED", pod("new-0", "new-job", "2026-12-01T08:00:00Z"))

@@ -136,6 +136,7 @@ def test_carried_marks_never_break_the_order(order: list[str], carried: dict[str
         pytest.param([Queued("a", 0, 5.0), Queued("b", 0, 1.0)], ["b", "a"], id="earlier-first"),
         pytest.param([Queued("a", 100, 5.0), Queued("b", 0, 1.0)], ["a", "b"], id="higher-priority-first"),
         pytest.param([Queued("b", 0, 1.0), Queued("a", 0, 1.0)], ["a", "b"], id="ties-by-owner"),
+        pytest.param([Queued("a", 0, 1.0, "ns/a-9-x"), Queued("b", 0, 1.0, "ns/a-10-y")], ["b", "a"], id="ties-by-pod-group"),
         pytest.param([Queued("a", 0, 9.0), Queued("a", 0, 2.0), Queued("b", 0, 3.0)], ["a", "b"], id="an-owner-by-its-first-pod"),
     ],
 )
@@ -165,7 +166,9 @@ def pod(created: str | None, group: str | None = None) -> dict:
     ],
 )
 def test_queued(p: dict, podgroups: dict, since: float):
-    assert queued(p, "ns/o", 7, podgroups) == Queued("ns/o", 7, since)
+    got = queued(p, "ns/o", 7, podgroups)
+    assert (got.owner_key, got.priority, got.since) == ("ns/o", 7, since)
+    assert got.tie == ("ns/pg" if ("ns", "pg") in podgroups else "ns/o")
 
 
 @given(st.lists(st.sampled_from([f"ns/o{i}" for i in range(8)]), unique=True, min_size=1),

@@ -53,6 +53,7 @@ class Queued:
     owner_key: str
     priority: int
     since: float
+    tie: str = ""  # then "<namespace>/<pod group>", as Volcano breaks ties; the owner key when there is none
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +73,9 @@ def queued(pod: dict, owner_key: str, priority: int, podgroups: Mapping[tuple[st
     group = group_name(pod)
     group_meta = (podgroups.get((meta.get("namespace") or "", group)) or {}).get("metadata") or {} if group else {}
     since = _epoch(group_meta.get("creationTimestamp"))
-    return Queued(owner_key, priority, since if since is not None else _epoch(meta.get("creationTimestamp")) or float("inf"))
+    if since is not None:
+        return Queued(owner_key, priority, since, f"{meta.get('namespace') or ''}/{group}")
+    return Queued(owner_key, priority, _epoch(meta.get("creationTimestamp")) or float("inf"), owner_key)
 
 
 def _epoch(stamp: object) -> float | None:
@@ -86,9 +89,9 @@ def _epoch(stamp: object) -> float | None:
 
 def queue_order(queued: Iterable[Queued]) -> list[str]:
     """Owners with pending pods in the order their scheduler takes them."""
-    first: dict[str, tuple[int, float]] = {}
+    first: dict[str, tuple[int, float, str]] = {}
     for q in queued:
-        key = (-q.priority, q.since)
+        key = (-q.priority, q.since, q.tie or q.owner_key)
         if q.owner_key not in first or key < first[q.owner_key]:
             first[q.owner_key] = key
     return sorted(first, key=lambda owner: (first[owner], owner))
