@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: all venv binaries test test-engine test-integration bench bench-tidal bench-demo bench-scale bench-takeover lock dashboard-snapshot demo crds manifests clean
+.PHONY: all venv binaries test test-engine test-integration bench bench-tidal bench-demo bench-scale bench-takeover lock dashboard-snapshot demo crds manifests clean docker images
 
 all: test
 
@@ -77,6 +77,13 @@ crds: venv
 manifests: venv binaries
 	$(PY) -m homing.tools.genmanifests manifests/base
 	$(PY) -m homing.tools.genchart charts/homing e2e/.bin/kubectl
+
+# Issue 20: Docker, the homing image and a kind cluster, all from local parts.
+docker:
+	bash e2e/docker/ensure-docker.sh
+
+images: docker
+	bash e2e/images/build-images.sh
 
 clean:
 	rm -rf $(VENV) e2e/.bin .pytest_cache .hypothesis

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The Debian bookworm base image, made here with debootstrap (no image registry is reachable):
-# homing-local/debian:bookworm. Skipped when the image exists.
+# homing-local/debian:bookworm. Skipped when the image exists. It trusts the host's local CAs
+# (/usr/local/share/ca-certificates): where HTTPS egress is intercepted, pip inside needs them.
 set -euo pipefail
 e2e=$(cd "$(dirname "$0")/.." && pwd)
 source "$e2e/images/lib.sh"
@@ -13,9 +14,13 @@ mirror=$(debian_mirror)
 root=$(mktemp -d "${TMPDIR:-/tmp}/homing-debian.XXXXXX")
 trap 'rm -rf "$root"' EXIT
 echo "debootstrap bookworm into $root" >&2
-debootstrap --variant=minbase bookworm "$root" "$mirror" >"$root.log" 2>&1 || {
+debootstrap --variant=minbase --include=ca-certificates bookworm "$root" "$mirror" >"$root.log" 2>&1 || {
   tail -n 20 "$root.log" >&2; exit 1; }
 rm -f "$root.log"
+if compgen -G '/usr/local/share/ca-certificates/*.crt' >/dev/null; then
+  cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+  chroot "$root" update-ca-certificates >/dev/null
+fi
 # apt inside the image uses the mirror it was made from, plus updates and security.
 cat >"$root/etc/apt/sources.list" <<SRC
 deb $mirror bookworm main

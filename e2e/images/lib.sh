@@ -11,7 +11,7 @@ debian_mirror() {
 
 # A short hash of files' contents (names included), for content-addressed image tags.
 content_hash() {
-  (cd "$repo" && find "$@" -type f -print0 | sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-12
+  (cd "$repo" && find "$@" -type f -not -path "*/__pycache__/*" -print0 | sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-12
 }
 
 have_image() { docker image inspect "$1" >/dev/null 2>&1; }
