@@ -22,3 +22,23 @@ for name in kubelet kubeadm kube-proxy kubectl kube-apiserver kube-controller-ma
   gobuild "$name" kind/k8s "k8s.io/kubernetes/cmd/$name" "$flags"
 done
 echo "$version" > "$bin/.version"
+
+# crictl and CoreDNS are not packaged in bookworm: built from their modules at a pinned
+# version (verified by Go's checksum database). CoreDNS: the version kubeadm deploys.
+goinstall() {
+  local name=$1 pkg=$2
+  [[ -x $bin/$name && $(cat "$bin/.$name.pkg" 2>/dev/null) == "$pkg" ]] && return
+  echo "building $name" >&2
+  GOBIN=$bin GOFLAGS=-mod=mod CGO_ENABLED=0 go install "$pkg"
+  echo "$pkg" >"$bin/.$name.pkg"
+}
+goinstall crictl sigs.k8s.io/cri-tools/cmd/crictl@v1.37.0
+goinstall coredns github.com/coredns/coredns@v1.13.1
+
+# The pod sandbox ("pause") from the release's own C source, static.
+src=$(cd "$e2e/kind/k8s" && go list -m -f '{{.Dir}}' k8s.io/kubernetes)/build/pause/linux/pause.c
+pause_version=3.10.1
+if [[ ! -x $bin/pause || $(cat "$bin/.pause.v" 2>/dev/null) != "$pause_version" ]]; then
+  gcc -Os -Wall -static -DVERSION="v$pause_version" -o "$bin/pause" "$src"
+  echo "$pause_version" >"$bin/.pause.v"
+fi

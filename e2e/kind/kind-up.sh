@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# A kind cluster from local parts (cluster.yaml): the node image of build-node.sh, pod
+# networking wired by hand (routes between the nodes' pod CIDRs, as kindnetd would), then a
+# check that the four nodes are Ready and that the homing image runs in a pod.
+# Idempotent: an existing cluster is kept. Kubeconfig: e2e/.kind/kubeconfig.
+set -euo pipefail
+e2e=$(cd "$(dirname "$0")/.." && pwd)
+name=${KIND_CLUSTER:-homing}
+export KUBECONFIG=$e2e/.kind/kubeconfig
+kind=$e2e/.kind/bin/kind
+kubectl=$e2e/.kind/bin/kubectl
+
+bash "$e2e/kind/build-node.sh" >/dev/null
+source "$e2e/.kind/node.env"
+
+if ! "$kind" get clusters 2>/dev/null | grep -qx "$name"; then
+  # kubeadm 1.35 expects etcd 3.6.6; the project's tests pin (and we built) another.
+  config=$(cat "$e2e/kind/cluster.yaml"; printf '  - |\n    kind: ClusterConfiguration\n    etcd:\n      local:\n        imageTag: "%s"\n' "$ETCD_TAG")
+  "$kind" create cluster --name "$name" --image "$NODE_IMAGE" --config <(echo "$config")
+fi
+
+# Pod networking: each node's pod CIDR on ptp veths (CNI config), the other nodes' CIDRs routed
+# via their addresses, traffic leaving the cluster masqueraded.
+cluster_cidr=10.244.0.0/16
+mapfile -t nodes < <("$kubectl" get nodes -o jsonpath='{range .items[*]}{.metadata.name} {.spec.podCIDR} {.status.addresses[?(@.type=="InternalIP")].address}{"\n"}{end}')
+for me in "${nodes[@]}"; do
+  read -r node cidr _ <<<"$me"
+  docker exec -i "$node" sh -c 'cat >/etc/cni/net.d/10-homing.conflist' <<CNI
+{"cniVersion": "0.4.0", "name": "homing", "plugins": [
+  {"type": "ptp", "mtu": 1500,
+   "ipam": {"type": "host-local", "ranges": [[{"subnet": "$cidr"}]], "routes": [{"dst": "0.0.0.0/0"}]}},
+  {"type": "portmap", "capabilities": {"portMappings": true}}]}
+CNI
+  for other in "${nodes[@]}"; do
+    read -r onode ocidr oip <<<"$other"
+    [[ $onode == "$node" ]] || docker exec "$node" ip route replace "$ocidr" via "$oip"
+  done
+  docker exec "$node" sh -c "iptables -t nat -C POSTROUTING -s $cluster_cidr ! -d $cluster_cidr -j MASQUERADE 2>/dev/null \
+    || iptables -t nat -A POSTROUTING -s $cluster_cidr ! -d $cluster_cidr -j MASQUERADE"
+done
+"$kubectl" wait --for=condition=Ready nodes --all --timeout=180s
