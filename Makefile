@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: all venv binaries test test-engine test-integration bench bench-tidal bench-demo bench-scale bench-takeover lock dashboard-snapshot demo crds manifests clean docker images
+.PHONY: all venv binaries test test-engine test-integration bench bench-tidal bench-demo bench-scale bench-takeover lock dashboard-snapshot demo crds manifests clean docker images kind-up kind-down
 
 all: test
 
@@ -84,6 +84,13 @@ docker:
 
 images: docker
 	bash e2e/images/build-images.sh
+
+# Four nodes (one control plane) on a node image built here; KUBECONFIG=e2e/.kind/kubeconfig.
+kind-up: images
+	bash e2e/kind/kind-up.sh
+
+kind-down:
+	bash e2e/kind/kind-down.sh
 
 clean:
 	rm -rf $(VENV) e2e/.bin .pytest_cache .hypothesis

@@ -39,3 +39,12 @@ CNI
     || iptables -t nat -A POSTROUTING -s $cluster_cidr ! -d $cluster_cidr -j MASQUERADE"
 done
 "$kubectl" wait --for=condition=Ready nodes --all --timeout=180s
+
+# The homing image in a pod (built by make images).
+"$kind" load docker-image homing:local --name "$name" >/dev/null
+"$kubectl" delete pod homing-smoke --ignore-not-found >/dev/null
+"$kubectl" apply -f "$e2e/kind/smoke-pod.yaml" >/dev/null
+"$kubectl" wait --for=jsonpath='{.status.phase}'=Succeeded pod/homing-smoke --timeout=120s >/dev/null \
+  || { "$kubectl" describe pod homing-smoke; "$kubectl" logs homing-smoke; exit 1; }
+"$kubectl" logs homing-smoke
+echo "kind cluster $name is up: export KUBECONFIG=$KUBECONFIG"
