@@ -78,7 +78,7 @@ manifests: venv binaries
 	$(PY) -m homing.tools.genmanifests manifests/base
 	$(PY) -m homing.tools.genchart charts/homing e2e/.bin/kubectl
 
-# Issue 20: Docker, the homing image and a kind cluster, all from local parts.
+# Issue 20: Docker, the homing image and a kind cluster, all from local parts (docs/kind.md).
 docker:
 	bash e2e/docker/ensure-docker.sh
 
