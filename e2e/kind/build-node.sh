@@ -3,7 +3,9 @@
 # Kubernetes programs of build-k8s.sh, and every image kubeadm starts preloaded into the
 # node's containerd. `kind build node-image` cannot do this here: it pulls etcd, CoreDNS,
 # pause and its CNI and storage images from registries. Reused while its inputs are the same.
-# Writes e2e/.kind/node.env (NODE_IMAGE, ETCD_TAG) for kind-up.sh.
+# The images carry a local repository name (IMAGE_REPOSITORY): the repository names no
+# registry's host, and kubeadm (imageRepository) and containerd (sandbox_image) ask for them
+# under it. Writes e2e/.kind/node.env (NODE_IMAGE, IMAGE_REPOSITORY, ETCD_TAG) for kind-up.sh.
 set -euo pipefail
 e2e=$(cd "$(dirname "$0")/.." && pwd)
 repo=$(cd "$e2e/.." && pwd)
@@ -11,6 +13,9 @@ source "$e2e/images/lib.sh"
 export DOCKER_BUILDKIT=0   # Debian's docker.io has no buildx
 bin=$e2e/.kind/bin
 debian=homing-local/debian:bookworm
+r=homing.local/k8s   # kubeadm's imageRepository; node/files/etc/containerd/config.toml names its pause
+grep -q "sandbox_image = \"$r/pause:3.10.1\"" "$e2e/kind/node/files/etc/containerd/config.toml" \
+  || { echo "containerd's sandbox_image is not $r/pause:3.10.1" >&2; exit 1; }
 
 bash "$e2e/images/build-base.sh"
 bash "$e2e/kind/build-k8s.sh"
@@ -26,7 +31,7 @@ hash=$( { content_hash e2e/kind/node e2e/kind/images.Dockerfile e2e/kind/build-n
              kube-scheduler kube-proxy etcd coredns pause crictl)
           docker image inspect -f '{{.Id}}' $debian; } | sha256sum | cut -c1-12)
 node=homing-local/kind-node:$version-$hash
-write_env() { printf 'NODE_IMAGE=%s\nETCD_TAG=%s\n' "$node" "$etcd_tag" >"$e2e/.kind/node.env"; }
+write_env() { printf 'NODE_IMAGE=%s\nIMAGE_REPOSITORY=%s\nETCD_TAG=%s\n' "$node" "$r" "$etcd_tag" >"$e2e/.kind/node.env"; }
 if have_image "$node"; then echo "$node: present" >&2; write_env; echo "$node"; exit 0; fi
 
 # image NAME STAGE BIN: one program on the Debian base (images.Dockerfile), the build context
@@ -36,16 +41,16 @@ image() {
     | nice -n 15 docker build -q -f images.Dockerfile --target "$2" --build-arg DEBIAN=$debian \
         --build-arg BIN="$3" -t "$1" - >/dev/null
 }
-r=registry.k8s.io
+# kubeadm's names under a repository of its own choosing: <repo>/coredns (not coredns/coredns).
 images=("$r/kube-apiserver:$version" "$r/kube-controller-manager:$version"
         "$r/kube-scheduler:$version" "$r/kube-proxy:$version" "$r/etcd:$etcd_tag"
-        "$r/coredns/coredns:$coredns_tag" "$r/pause:3.10.1")
+        "$r/coredns:$coredns_tag" "$r/pause:3.10.1")
 for name in kube-apiserver kube-controller-manager kube-scheduler etcd; do
   image "$r/$name:${version}" program $name
 done
 docker tag "$r/etcd:$version" "$r/etcd:$etcd_tag" && docker rmi -f "$r/etcd:$version" >/dev/null
 image "$r/kube-proxy:$version" kube-proxy kube-proxy
-image "$r/coredns/coredns:$coredns_tag" coredns coredns
+image "$r/coredns:$coredns_tag" coredns coredns
 # The pod sandbox: one static file, imported as it is.
 tar -c -C "$bin" pause | docker import -c 'ENTRYPOINT ["/pause"]' - "$r/pause:3.10.1" >/dev/null
 

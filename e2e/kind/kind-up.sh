@@ -14,8 +14,10 @@ bash "$e2e/kind/build-node.sh" >/dev/null
 source "$e2e/.kind/node.env"
 
 if ! "$kind" get clusters 2>/dev/null | grep -qx "$name"; then
-  # kubeadm 1.35 expects etcd 3.6.6; the project's tests pin (and we built) another.
-  config=$(cat "$e2e/kind/cluster.yaml"; printf '  - |\n    kind: ClusterConfiguration\n    etcd:\n      local:\n        imageTag: "%s"\n' "$ETCD_TAG")
+  # kubeadm asks for every image under the node image's local repository name (CoreDNS's and
+  # etcd's too: they follow imageRepository unless set apart). kubeadm 1.35 expects etcd
+  # 3.6.6; the project's tests pin (and we built) another.
+  config=$(cat "$e2e/kind/cluster.yaml"; printf '  - |\n    kind: ClusterConfiguration\n    imageRepository: "%s"\n    etcd:\n      local:\n        imageTag: "%s"\n' "$IMAGE_REPOSITORY" "$ETCD_TAG")
   "$kind" create cluster --name "$name" --image "$NODE_IMAGE" --config <(echo "$config")
 fi
 
