@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: all venv binaries test test-engine test-integration bench bench-tidal bench-demo bench-scale bench-takeover lock dashboard-snapshot demo crds manifests clean docker images kind-up kind-down
+.PHONY: all venv binaries test test-engine test-integration bench bench-tidal bench-demo bench-scale bench-takeover lock dashboard-snapshot demo crds manifests clean docker images kind-up kind-down kind-install
 
 all: test
 
@@ -88,6 +88,10 @@ images: docker
 # Four nodes (one control plane) on a node image built here; KUBECONFIG=e2e/.kind/kubeconfig.
 kind-up: images
 	bash e2e/kind/kind-up.sh
+
+# homing installed on it as a user would (kind load, kubectl apply -k e2e/kind/install), checked.
+kind-install: kind-up images
+	bash e2e/kind/install.sh
 
 kind-down:
 	bash e2e/kind/kind-down.sh
