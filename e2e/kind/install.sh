@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Installs homing on the kind cluster of kind-up.sh as a user would: the image of `make images`
 # loaded with `kind load docker-image`, then `kubectl apply -k` of install/ (the project's
-# manifests, image overridden). Then checks what an install must give: both replicas Ready
+# manifests, image overridden), or with `install.sh helm`: `helm install` of charts/homing with
+# the same image (either one replaces the other: both own the same objects). Then checks what an install must give: both replicas Ready
 # (kubelet probes), Pod Security "restricted" enforced on homing-system, the webhook
 # configuration carrying the operator's CA, a decision on an accelerator pod, and a deleted
 # StatefulSet rank coming back to its node. Idempotent. KUBECONFIG=e2e/.kind/kubeconfig.
 set -euo pipefail
 e2e=$(cd "$(dirname "$0")/.." && pwd)
+how=${1:-kustomize}
+[[ $how == kustomize || $how == helm ]] || { echo "usage: install.sh [kustomize|helm]" >&2; exit 2; }
+helm=$e2e/.bin/helm      # e2e/build-helm.sh (make kind-install-helm builds it)
 name=${KIND_CLUSTER:-homing}
 export KUBECONFIG=$e2e/.kind/kubeconfig
 kind=$e2e/.kind/bin/kind
@@ -32,8 +36,21 @@ images:
 - name: homing
   newTag: "$tag"
 YAML
-"$k" apply -k "$over" >/dev/null
-say "applied install/ with $image"
+helm_owned() { [[ $("$k" -n $ns get deployment homing -o jsonpath='{.metadata.labels.app\.kubernetes\.io/managed-by}' 2>/dev/null) == Helm ]]; }
+if [[ $how == kustomize ]]; then
+  if helm_owned; then say "removing the Helm release first"; "$helm" uninstall homing --namespace default --wait >/dev/null; fi
+  "$k" apply -k "$over" >/dev/null
+  say "applied install/ with $image"
+else
+  # The chart makes homing-system itself; the release record lives in default.
+  if "$k" -n $ns get deployment homing >/dev/null 2>&1 && ! helm_owned; then
+    say "removing the kubectl apply -k install first"
+    "$k" delete -k "$over" --ignore-not-found --wait=true >/dev/null
+  fi
+  "$helm" upgrade --install homing "$e2e/../charts/homing" --namespace default \
+    --set image.repository=homing --set image.tag="$tag" >/dev/null
+  say "helm installed charts/homing with $image"
+fi
 # Rolled out, or failed early: a crash-looping replica shows its last log.
 for i in $(seq 150); do
   "$k" -n $ns rollout status deployment/homing --timeout=1s >/dev/null 2>&1 && break
@@ -103,4 +120,4 @@ say "ranks-1 preferred terms: $home"
 [[ $back == "$node" ]] || fail "ranks-1 was on $node, came back on $back"
 [[ $home == *"$node"* ]] || fail "ranks-1's terms do not name its home $node"
 say "ranks-1 came back to its home $node"
-echo "homing $image installed on kind cluster $name: export KUBECONFIG=$KUBECONFIG"
+echo "homing $image installed ($how) on kind cluster $name: export KUBECONFIG=$KUBECONFIG"
