@@ -10,6 +10,7 @@ export KUBECONFIG=$e2e/.kind/kubeconfig
 kind=$e2e/.kind/bin/kind
 kubectl=$e2e/.kind/bin/kubectl
 
+bash "$e2e/kind/build-kind.sh"
 bash "$e2e/kind/build-node.sh" >/dev/null
 source "$e2e/.kind/node.env"
 
