@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: all venv binaries test test-engine test-integration bench bench-tidal bench-demo bench-scale bench-takeover lock dashboard-snapshot demo crds manifests clean
+.PHONY: all venv binaries test test-engine test-integration bench bench-tidal bench-demo bench-scale bench-takeover lock dashboard-snapshot demo crds manifests clean docker images kind-up kind-down kind-install kind-install-helm
 
 all: test
 
@@ -77,6 +77,29 @@ crds: venv
 manifests: venv binaries
 	$(PY) -m homing.tools.genmanifests manifests/base
 	$(PY) -m homing.tools.genchart charts/homing e2e/.bin/kubectl
+
+# Issue 20: Docker, the homing image and a kind cluster, all from local parts (docs/kind.md).
+docker:
+	bash e2e/docker/ensure-docker.sh
+
+images: docker
+	bash e2e/images/build-images.sh
+
+# Four nodes (one control plane) on a node image built here; KUBECONFIG=e2e/.kind/kubeconfig.
+kind-up: images
+	bash e2e/kind/kind-up.sh
+
+# homing installed on it as a user would (kind load, kubectl apply -k e2e/kind/install), checked.
+kind-install: kind-up images
+	bash e2e/kind/install.sh
+
+# The same with `helm install` of charts/homing (replaces the kubectl install; kind-install undoes it).
+kind-install-helm: kind-up images
+	bash e2e/build-helm.sh
+	bash e2e/kind/install.sh helm
+
+kind-down:
+	bash e2e/kind/kind-down.sh
 
 clean:
 	rm -rf $(VENV) e2e/.bin .pytest_cache .hypothesis

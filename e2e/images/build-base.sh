@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The Debian bookworm base image, made here with debootstrap (no image registry is reachable):
+# homing-local/debian:bookworm. Skipped when the image exists. It trusts the host's local CAs
+# (/usr/local/share/ca-certificates): where HTTPS egress is intercepted, pip inside needs them.
+set -euo pipefail
+e2e=$(cd "$(dirname "$0")/.." && pwd)
+source "$e2e/images/lib.sh"
+image=${BASE_IMAGE:-homing-local/debian:bookworm}
+if have_image "$image"; then echo "$image: present" >&2; exit 0; fi
+
+command -v debootstrap >/dev/null || {
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null; }
+mirror=$(debian_mirror)
+root=$(mktemp -d "${TMPDIR:-/tmp}/homing-debian.XXXXXX")
+trap 'rm -rf "$root"' EXIT
+echo "debootstrap bookworm into $root" >&2
+debootstrap --variant=minbase --include=ca-certificates bookworm "$root" "$mirror" >"$root.log" 2>&1 || {
+  tail -n 20 "$root.log" >&2; exit 1; }
+rm -f "$root.log"
+if compgen -G '/usr/local/share/ca-certificates/*.crt' >/dev/null; then
+  cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+  chroot "$root" update-ca-certificates >/dev/null
+fi
+# apt inside the image uses the mirror it was made from, plus updates and security.
+cat >"$root/etc/apt/sources.list" <<SRC
+deb $mirror bookworm main
+deb $mirror bookworm-updates main
+deb ${mirror%/debian}/debian-security bookworm-security main
+SRC
+# Leaner images: no apt caches, no docs from later installs.
+printf 'APT::Install-Recommends "false";\nAPT::Install-Suggests "false";\n' >"$root/etc/apt/apt.conf.d/90homing"
+rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*
+tar -C "$root" -c . | docker import -c 'CMD ["/bin/bash"]' - "$image" >/dev/null
+echo "$image: built" >&2

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The homing image, built from the repository's Dockerfile on local bases (no registry is
+# reachable): the Debian base, a Python base from it, then homing:<hash of its inputs>.
+# An image whose inputs did not change is reused. Prints the homing image's name.
+set -euo pipefail
+e2e=$(cd "$(dirname "$0")/.." && pwd)
+repo=$(cd "$e2e/.." && pwd)
+source "$e2e/images/lib.sh"
+export DOCKER_BUILDKIT=0   # Debian's docker.io has no buildx; the classic builder suffices
+
+bash "$e2e/images/build-base.sh"
+debian=homing-local/debian:bookworm
+
+# Its tag also hashes the Debian base's id: a remade base makes a new Python base.
+python=homing-local/python:3.11-bookworm-$( { content_hash e2e/images/python.Dockerfile
+  docker image inspect -f '{{.Id}}' $debian; } | sha256sum | cut -c1-12)
+if ! have_image "$python"; then
+  nice -n 15 docker build -q -t "$python" --build-arg DEBIAN=$debian \
+    -f "$e2e/images/python.Dockerfile" "$e2e/images" >/dev/null
+fi
+
+# The build context is exactly the hashed inputs, sent as a tar: nothing else (.venv, caches)
+# is uploaded, and the tag names what was built.
+inputs=(Dockerfile requirements.lock pyproject.toml README.md operator/homing)
+homing=homing:$(content_hash "${inputs[@]}")
+if have_image "$homing"; then echo "$homing: present" >&2
+else
+  (cd "$repo" && tar -c --exclude=__pycache__ "${inputs[@]}") \
+    | nice -n 15 docker build -q -t "$homing" --build-arg BASE="$python" - >/dev/null
+  echo "$homing: built" >&2
+fi
+# The deployment's conditions: UID 10001, read-only root, only /tmp writable.
+docker run --rm --user 10001:10001 --read-only --tmpfs /tmp "$homing" --help >/dev/null \
+  || { echo "$homing: --help failed" >&2; exit 1; }
+docker tag "$homing" homing:local   # a stable name for manifests and kind load
+echo "$homing"

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Installs homing on the kind cluster of kind-up.sh as a user would: the image of `make images`
+# loaded with `kind load docker-image`, then `kubectl apply -k` of install/ (the project's
+# manifests, image overridden), or with `install.sh helm`: `helm install` of charts/homing with
+# the same image (either one replaces the other: both own the same objects). Then checks what an install must give: both replicas Ready
+# (kubelet probes), Pod Security "restricted" enforced on homing-system, the webhook
+# configuration carrying the operator's CA, a decision on an accelerator pod, and a deleted
+# StatefulSet rank coming back to its node. Idempotent. KUBECONFIG=e2e/.kind/kubeconfig.
+set -euo pipefail
+e2e=$(cd "$(dirname "$0")/.." && pwd)
+how=${1:-kustomize}
+[[ $how == kustomize || $how == helm ]] || { echo "usage: install.sh [kustomize|helm]" >&2; exit 2; }
+helm=$e2e/.bin/helm      # e2e/build-helm.sh (make kind-install-helm builds it)
+name=${KIND_CLUSTER:-homing}
+export KUBECONFIG=$e2e/.kind/kubeconfig
+kind=$e2e/.kind/bin/kind
+k=$e2e/.kind/bin/kubectl
+ns=homing-system demo=homing-demo
+resource=huawei.com/Ascend910
+say() { echo "install: $*" >&2; }
+fail() { say "FAILED: $*"; "$k" -n $ns get pods -o wide >&2 || true; exit 1; }
+
+image=$(bash "$e2e/images/build-images.sh")          # homing:<hash>, reused when present
+tag=${image#homing:}
+"$kind" load docker-image "$image" --name "$name" >/dev/null
+
+# install/ with the content-hashed tag on top (a generated overlay, git-ignored).
+over=$e2e/.kind/install
+mkdir -p "$over"
+cat >"$over/kustomization.yaml" <<YAML
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+- ../../kind/install
+images:
+- name: homing
+  newTag: "$tag"
+YAML
+helm_owned() { [[ $("$k" -n $ns get deployment homing -o jsonpath='{.metadata.labels.app\.kubernetes\.io/managed-by}' 2>/dev/null) == Helm ]]; }
+if [[ $how == kustomize ]]; then
+  if helm_owned; then say "removing the Helm release first"; "$helm" uninstall homing --namespace default --wait >/dev/null; fi
+  "$k" apply -k "$over" >/dev/null
+  say "applied install/ with $image"
+else
+  # The chart makes homing-system itself; the release record lives in default.
+  if "$k" -n $ns get deployment homing >/dev/null 2>&1 && ! helm_owned; then
+    say "removing the kubectl apply -k install first"
+    "$k" delete -k "$over" --ignore-not-found --wait=true >/dev/null
+  fi
+  "$helm" upgrade --install homing "$e2e/../charts/homing" --namespace default \
+    --set image.repository=homing --set image.tag="$tag" >/dev/null
+  say "helm installed charts/homing with $image"
+fi
+# Rolled out, or failed early: a crash-looping replica shows its last log.
+for i in $(seq 150); do
+  "$k" -n $ns rollout status deployment/homing --timeout=1s >/dev/null 2>&1 && break
+  # (only the current revision's pods: an earlier one's may be crash-looping on their way out)
+  rev=$("$k" -n $ns get deployment homing -o jsonpath='{.metadata.annotations.deployment\.kubernetes\.io/revision}')
+  hash=$("$k" -n $ns get rs -l app.kubernetes.io/name=homing -o jsonpath="{.items[?(@.metadata.annotations.deployment\.kubernetes\.io/revision==\"$rev\")].metadata.labels.pod-template-hash}")
+  for p in $("$k" -n $ns get pods -l "pod-template-hash=$hash" -o jsonpath='{range .items[*]}{.metadata.name}={.status.containerStatuses[0].restartCount}{" "}{end}'); do
+    (( ${p#*=} < 2 )) || { "$k" -n $ns logs "${p%=*}" --previous --tail=20 >&2 || true; fail "${p%=*} keeps restarting"; }
+  done
+  sleep 2
+done
+"$k" -n $ns rollout status deployment/homing --timeout=1s >/dev/null || fail "rollout"
+ready=$("$k" -n $ns get deployment homing -o jsonpath='{.status.readyReplicas}')
+[[ $ready == 2 ]] || fail "$ready of 2 replicas ready"
+say "2 replicas ready on $("$k" -n $ns get pods -l app.kubernetes.io/name=homing -o jsonpath='{.items[*].spec.nodeName}')"
+
+# Pod Security: the namespace's label is enforced (a privileged pod is refused, server-side).
+[[ $("$k" get ns $ns -o jsonpath='{.metadata.labels.pod-security\.kubernetes\.io/enforce}') == restricted ]] \
+  || fail "namespace not labelled restricted"
+if "$k" -n $ns run psa-probe --image="$image" --restart=Never --dry-run=server \
+     --overrides='{"spec":{"containers":[{"name":"p","image":"'"$image"'","securityContext":{"privileged":true}}]}}' \
+     >/dev/null 2>&1; then fail "a privileged pod was admitted to $ns"; fi
+say "Pod Security restricted enforced on $ns"
+
+# The operator patches its CA into the webhook configuration (the manifest ships none).
+for i in $(seq 60); do
+  ca=$("$k" get mutatingwebhookconfiguration homing -o jsonpath='{.webhooks[*].clientConfig.caBundle}')
+  [[ -n $ca ]] && break; sleep 2
+done
+[[ -n $ca ]] || fail "no caBundle in the webhook configuration"
+say "webhook configuration has the operator's CA ($(echo "${ca%% *}" | base64 -d | openssl x509 -noout -subject 2>/dev/null || echo '?'))"
+
+# Kind nodes have no NPUs: the workers advertise 8 each (node status capacity, as a device
+# plugin would), so accelerator pods can schedule, and a returning rank has a choice of nodes.
+for worker in $("$k" get nodes -l '!node-role.kubernetes.io/control-plane' -o name); do
+  "$k" patch "$worker" --subresource=status --type=merge \
+    -p "{\"status\":{\"capacity\":{\"$resource\":\"8\"}}}" >/dev/null
+  for i in $(seq 30); do
+    [[ $("$k" get "$worker" -o jsonpath="{.status.allocatable.huawei\.com/Ascend910}") == 8 ]] && break; sleep 1
+  done
+  say "${worker#node/} advertises $resource: 8"
+done
+
+# A StatefulSet of two ranks asking for NPUs, in a namespace homing serves.
+"$k" create namespace $demo --dry-run=client -o yaml | "$k" apply -f - >/dev/null
+"$k" label namespace $demo homing.io/enabled=true --overwrite >/dev/null
+"$k" -n $demo apply -f "$e2e/kind/rank-statefulset.yaml" >/dev/null
+"$k" -n $demo rollout status statefulset/ranks --timeout=180s >/dev/null || fail "ranks did not start"
+decision=$("$k" -n $demo get pod ranks-1 -o jsonpath='{.metadata.annotations.homing\.io/decision}')
+[[ -n $decision ]] || fail "ranks-1 has no homing.io/decision"
+say "ranks-1 decision: $decision"
+node=$("$k" -n $demo get pod ranks-1 -o jsonpath='{.spec.nodeName}')
+
+# Homing's point: the deleted rank comes back to its node, asked for by the home term.
+uid=$("$k" -n $demo get pod ranks-1 -o jsonpath='{.metadata.uid}')
+"$k" -n $demo delete pod ranks-1 --wait=true >/dev/null
+for i in $(seq 90); do
+  new=$("$k" -n $demo get pod ranks-1 -o jsonpath='{.metadata.uid}' 2>/dev/null || true)
+  [[ -n $new && $new != "$uid" ]] && break; sleep 1
+done
+"$k" -n $demo wait --for=condition=Ready pod/ranks-1 --timeout=120s >/dev/null || fail "ranks-1 did not come back"
+back=$("$k" -n $demo get pod ranks-1 -o jsonpath='{.spec.nodeName}')
+decision=$("$k" -n $demo get pod ranks-1 -o jsonpath='{.metadata.annotations.homing\.io/decision}')
+home=$("$k" -n $demo get pod ranks-1 -o jsonpath='{.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution}')
+say "ranks-1 again: decision $decision"
+say "ranks-1 preferred terms: $home"
+[[ $back == "$node" ]] || fail "ranks-1 was on $node, came back on $back"
+[[ $home == *"$node"* ]] || fail "ranks-1's terms do not name its home $node"
+say "ranks-1 came back to its home $node"
+echo "homing $image installed ($how) on kind cluster $name: export KUBECONFIG=$KUBECONFIG"

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# A kind cluster from local parts (cluster.yaml): the node image of build-node.sh, pod
+# networking wired by hand (routes between the nodes' pod CIDRs, as kindnetd would), then a
+# check that the four nodes are Ready and that the homing image runs in a pod.
+# Idempotent: an existing cluster is kept. Kubeconfig: e2e/.kind/kubeconfig.
+set -euo pipefail
+e2e=$(cd "$(dirname "$0")/.." && pwd)
+name=${KIND_CLUSTER:-homing}
+export KUBECONFIG=$e2e/.kind/kubeconfig
+kind=$e2e/.kind/bin/kind
+kubectl=$e2e/.kind/bin/kubectl
+
+bash "$e2e/kind/build-kind.sh"
+bash "$e2e/kind/build-node.sh" >/dev/null
+source "$e2e/.kind/node.env"
+
+if ! "$kind" get clusters 2>/dev/null | grep -qx "$name"; then
+  # kubeadm asks for every image under the node image's local repository name (CoreDNS's and
+  # etcd's too: they follow imageRepository unless set apart). kubeadm 1.35 expects etcd
+  # 3.6.6; the project's tests pin (and we built) another.
+  config=$(cat "$e2e/kind/cluster.yaml"; printf '  - |\n    kind: ClusterConfiguration\n    imageRepository: "%s"\n    etcd:\n      local:\n        imageTag: "%s"\n' "$IMAGE_REPOSITORY" "$ETCD_TAG")
+  "$kind" create cluster --name "$name" --image "$NODE_IMAGE" --config <(echo "$config")
+fi
+
+# Pod networking: each node's pod CIDR on ptp veths (CNI config), the other nodes' CIDRs routed
+# via their addresses, traffic leaving the cluster masqueraded.
+cluster_cidr=10.244.0.0/16
+mapfile -t nodes < <("$kubectl" get nodes -o jsonpath='{range .items[*]}{.metadata.name} {.spec.podCIDR} {.status.addresses[?(@.type=="InternalIP")].address}{"\n"}{end}')
+for me in "${nodes[@]}"; do
+  read -r node cidr _ <<<"$me"
+  docker exec -i "$node" sh -c 'cat >/etc/cni/net.d/10-homing.conflist' <<CNI
+{"cniVersion": "0.4.0", "name": "homing", "plugins": [
+  {"type": "ptp", "mtu": 1500,
+   "ipam": {"type": "host-local", "ranges": [[{"subnet": "$cidr"}]], "routes": [{"dst": "0.0.0.0/0"}]}},
+  {"type": "portmap", "capabilities": {"portMappings": true}}]}
+CNI
+  for other in "${nodes[@]}"; do
+    read -r onode ocidr oip <<<"$other"
+    [[ $onode == "$node" ]] || docker exec "$node" ip route replace "$ocidr" via "$oip"
+  done
+  docker exec "$node" sh -c "iptables -t nat -C POSTROUTING -s $cluster_cidr ! -d $cluster_cidr -j MASQUERADE 2>/dev/null \
+    || iptables -t nat -A POSTROUTING -s $cluster_cidr ! -d $cluster_cidr -j MASQUERADE"
+done
+"$kubectl" wait --for=condition=Ready nodes --all --timeout=180s
+
+# The homing image in a pod (built by make images).
+"$kind" load docker-image homing:local --name "$name" >/dev/null
+"$kubectl" delete pod homing-smoke --ignore-not-found >/dev/null
+"$kubectl" apply -f "$e2e/kind/smoke-pod.yaml" >/dev/null
+"$kubectl" wait --for=jsonpath='{.status.phase}'=Succeeded pod/homing-smoke --timeout=120s >/dev/null \
+  || { "$kubectl" describe pod homing-smoke; "$kubectl" logs homing-smoke; exit 1; }
+"$kubectl" logs homing-smoke
+echo "kind cluster $name is up: export KUBECONFIG=$KUBECONFIG"
