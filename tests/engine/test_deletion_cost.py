@@ -113,12 +113,13 @@ def test_replicas_keep_their_marks_as_the_queue_grows():
     assert [m.uid for m in again] == ["u3"] and int(again[0].value) < int(first["u1"])
 
 
-def test_more_owners_than_the_band_share_its_floor():
+def test_more_owners_than_the_band_keep_their_order_and_the_last_share_the_top():
     owners = [f"ns/o{i:04d}" for i in range(MARK_BAND + 5)]
     values = mark_values(set(owners), owners)
     assert all(is_mark(v) for v in values.values())
     assert [int(values[o]) for o in owners] == sorted(int(values[o]) for o in owners)
     assert values[owners[0]] == MARK
+    assert values[owners[-1]] == values[owners[-5]] == TOP
 
 
 @given(st.lists(st.sampled_from([f"ns/o{i}" for i in range(10)]), unique=True, min_size=1),
