@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -134,6 +135,11 @@ async def pod(
         body["metadata"]["ownerReferences"] = [owner]
     if affinity:
         body["spec"]["affinity"] = affinity
+    if os.environ.get("HOMING_E2E_KUBECONFIG"):
+        # Another cluster has a kube-scheduler that would bind the pod before the test does
+        # (HTTP 409 on the test's binding); no scheduler serves this name. The harness's own
+        # control plane has none, so there the pod stays as it was.
+        body["spec"]["schedulerName"] = "homing-e2e-bound-by-the-test"
     return await kube.request("POST", f"/api/v1/namespaces/{ns}/pods", body=body)
 
 

@@ -25,7 +25,10 @@ fi
 # Pod networking: each node's pod CIDR on ptp veths (CNI config), the other nodes' CIDRs routed
 # via their addresses, traffic leaving the cluster masqueraded.
 cluster_cidr=10.244.0.0/16
-mapfile -t nodes < <("$kubectl" get nodes -o jsonpath='{range .items[*]}{.metadata.name} {.spec.podCIDR} {.status.addresses[?(@.type=="InternalIP")].address}{"\n"}{end}')
+# Only kind's own nodes (its containers): the e2e suite run against this cluster (make kind-e2e)
+# leaves fake Node objects behind that have no container to wire.
+mapfile -t kind_nodes < <("$kind" get nodes --name "$name")
+mapfile -t nodes < <("$kubectl" get nodes "${kind_nodes[@]}" -o jsonpath='{range .items[*]}{.metadata.name} {.spec.podCIDR} {.status.addresses[?(@.type=="InternalIP")].address}{"\n"}{end}')
 for me in "${nodes[@]}"; do
   read -r node cidr _ <<<"$me"
   docker exec -i "$node" sh -c 'cat >/etc/cni/net.d/10-homing.conflist' <<CNI
@@ -41,7 +44,7 @@ CNI
   docker exec "$node" sh -c "iptables -t nat -C POSTROUTING -s $cluster_cidr ! -d $cluster_cidr -j MASQUERADE 2>/dev/null \
     || iptables -t nat -A POSTROUTING -s $cluster_cidr ! -d $cluster_cidr -j MASQUERADE"
 done
-"$kubectl" wait --for=condition=Ready nodes --all --timeout=180s
+"$kubectl" wait --for=condition=Ready "${kind_nodes[@]/#/node/}" --timeout=180s
 
 # The homing image in a pod (built by make images).
 "$kind" load docker-image homing:local --name "$name" >/dev/null
