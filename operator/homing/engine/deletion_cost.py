@@ -71,8 +71,8 @@ def queued(pod: dict, owner_key: str, priority: int, podgroups: Mapping[tuple[st
     by their PodGroup's creation; a pod without a known group by its own."""
     meta = pod.get("metadata") or {}
     group = group_name(pod)
-    group_meta = (podgroups.get((meta.get("namespace") or "", group)) or {}).get("metadata") or {} if group else {}
-    since = _epoch(group_meta.get("creationTimestamp"))
+    podgroup = podgroups.get((meta.get("namespace") or "", group)) if group else None
+    since = _epoch(((podgroup or {}).get("metadata") or {}).get("creationTimestamp"))
     if since is not None:
         return Queued(owner_key, priority, since, f"{meta.get('namespace') or ''}/{group}")
     return Queued(owner_key, priority, _epoch(meta.get("creationTimestamp")) or float("inf"), owner_key)
