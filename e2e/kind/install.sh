@@ -58,7 +58,8 @@ for i in $(seq 150); do
   rev=$("$k" -n $ns get deployment homing -o jsonpath='{.metadata.annotations.deployment\.kubernetes\.io/revision}')
   hash=$("$k" -n $ns get rs -l app.kubernetes.io/name=homing -o jsonpath="{.items[?(@.metadata.annotations.deployment\.kubernetes\.io/revision==\"$rev\")].metadata.labels.pod-template-hash}")
   for p in $("$k" -n $ns get pods -l "pod-template-hash=$hash" -o jsonpath='{range .items[*]}{.metadata.name}={.status.containerStatuses[0].restartCount}{" "}{end}'); do
-    (( ${p#*=} < 2 )) || { "$k" -n $ns logs "${p%=*}" --previous --tail=20 >&2 || true; fail "${p%=*} keeps restarting"; }
+    n=${p#*=}  # empty while the pod has no container status yet (Pending)
+    (( ${n:-0} < 2 )) || { "$k" -n $ns logs "${p%=*}" --previous --tail=20 >&2 || true; fail "${p%=*} keeps restarting"; }
   done
   sleep 2
 done
