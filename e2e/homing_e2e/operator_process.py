@@ -45,6 +45,7 @@ class OperatorProcess:
         self.webhook_port = free_port()
         self.metrics_port = free_port()
         self.health_port = free_port()
+        self.liveness_port = free_port()
         self.webhook_host = webhook_host
         self.extra_env = env or {}
         self.proc: subprocess.Popen | None = None
@@ -61,6 +62,7 @@ class OperatorProcess:
                 "HOMING_WEBHOOK__TLS_DIR": str(self.workdir / "tls"),
                 "HOMING_METRICS_PORT": str(self.metrics_port),
                 "HOMING_HEALTH_PORT": str(self.health_port),
+                "HOMING_LIVENESS_PORT": str(self.liveness_port),
                 "HOMING_LOG_LEVEL": "info",
                 # Its own leader Lease (one per harness operator, kept across its restarts), in a
                 # namespace every cluster has; short timings, so a killed and restarted operator

@@ -25,24 +25,25 @@ def run() -> None:
     settings = Settings()  # refuses bad weights before anything starts
     logs.configure(settings.log_level)
     start_http_server(settings.metrics_port)
-    asyncio.run(operate(settings.health_port))
+    asyncio.run(operate(settings.health_port, settings.liveness_port))
 
 
-async def operate(health_port: int) -> None:
-    """kopf, with homing's own health endpoints beside it (not kopf's liveness, which
-    knows nothing of homing's watches and loops) and the event-loop lag monitor."""
+async def operate(ready_port: int, liveness_port: int) -> None:
+    """kopf, serving liveness from homing's probe; homing's /readyz beside it (kopf has no
+    readiness) and the event-loop lag monitor."""
     from homing.operator import gcpause, selfhealth
 
     gcpause.watch()
-    health = await selfhealth.serve_health("0.0.0.0", health_port)
+    ready = await selfhealth.serve_ready("0.0.0.0", ready_port)
     lag = asyncio.create_task(selfhealth.LoopLagMonitor().run(), name="homing:loop-lag")
     from homing.operator import drain
 
     try:
-        await kopf.operator(clusterwide=True, standalone=True, stop_flag=drain.current.stop_flag)
+        await kopf.operator(clusterwide=True, standalone=True, stop_flag=drain.current.stop_flag,
+                            liveness_endpoint=f"http://0.0.0.0:{liveness_port}/healthz")
     finally:
         lag.cancel()
-        await health.cleanup()
+        await ready.cleanup()
 
 
 if __name__ == "__main__":

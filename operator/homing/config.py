@@ -120,8 +120,17 @@ class Lifetimes(BaseModel):
 class SelfHealth(BaseModel):
     """behaviour.md "Operation": when liveness fails."""
 
-    watch_stale_seconds: float = 300  # a watch silent this long is dead (bookmarks come about every minute)
+    # A watch behind this long is dead: a re-list found a change it never sent, and it sent
+    # nothing since (the ConfigMap reflectors: silent this long; bookmarks come about every minute).
+    watch_stale_seconds: float = 300
     drain_seconds: float = Field(3.0, ge=0)  # after SIGTERM: keep answering, closing each connection (drain.py)
+
+
+class Watching(BaseModel):
+    """behaviour.md "Operation": kopf watches every kind; a paged re-list hands over what a watch missed."""
+
+    reconcile_seconds: float = Field(300, ge=0)  # each kind listed again this often; 0 switches the re-list off
+    relist_gap_seconds: float = Field(30, ge=0)  # after kopf lists again itself (an expired version), this soon
 
 
 class Webhook(BaseModel):
@@ -182,13 +191,15 @@ class Settings(BaseSettings):
     lifetimes: Lifetimes = Field(default_factory=Lifetimes)
     webhook: Webhook = Field(default_factory=Webhook)
     health: SelfHealth = Field(default_factory=SelfHealth)
+    watching: Watching = Field(default_factory=Watching)
     replicas: Replicas = Field(default_factory=Replicas)
     # One of several operators, each owning the namespaces its scope selects (docs/scale.md):
     # the name goes into the webhook configuration's, Service's and Leases' names unless
     # they are set, and turns the per-pod opt-in off unless that is set.
     shard: str | None = Field(default=None, pattern=r"^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$")
     metrics_port: int = 8080
-    health_port: int = 8081
+    health_port: int = 8081  # /readyz (homing's own)
+    liveness_port: int = 8082  # /healthz, served by kopf from homing's probe
     log_level: str = "info"
 
     @model_validator(mode="after")

@@ -8,10 +8,22 @@ from homing.engine.identity import resolve_owner
 from homing.engine.identity.frameworks import JOBSET_KIND, LWS_KIND
 from homing.operator.cluster import ClusterState
 from homing.operator.frameworkwatch import JobSets, LeaderWorkerSets
-from homing.operator.startup import Relisted, cluster_watches
+from homing.operator.watches import CLUSTER_KINDS, Kind, Watched
 from homing_e2e import framework_pods as fp
 
 NS = "team-a"
+
+
+def watched(handle) -> Watched:
+    return Watched(Kind("test", "x.io", "v1", "tests"), handle, on_listed=getattr(handle, "on_listed", None))
+
+
+def listing(w: Watched, *objs: dict) -> None:
+    """One whole listing of these objects, as the re-list hands them over."""
+    w.begin(judging=True)
+    for o in objs:
+        w.listed(o)
+    w.end({o["metadata"]["uid"] for o in objs}, now=0.0)
 
 
 def _lws(name: str, uid: str) -> dict:
@@ -30,30 +42,29 @@ def _jobset(name: str, uid: str, trainjob_uid: str | None = None) -> dict:
 def test_lws_cache_is_live_after_its_first_listing_and_forgets_what_a_relist_lacks():
     cluster = ClusterState(Settings())
     fw = cluster.workloads.frameworks
-    watch = Relisted(LeaderWorkerSets(fw))
+    watch = watched(LeaderWorkerSets(fw))
     worker = fp.lws_worker(NS, "vllm", 0, 1, "sts-uid")
     assert resolve_owner(worker, cluster.workloads).kind == "StatefulSet"  # no watch yet: controller as is
-    watch(None, _lws("vllm", "lws-uid"))
-    watch.listed({"lws-uid"})
+    listing(watch, _lws("vllm", "lws-uid"))
     assert LWS_KIND in fw.live
     owner = resolve_owner(worker, cluster.workloads)
     assert (owner.kind, owner.uid, owner.api_version) == ("LeaderWorkerSet", "lws-uid", "leaderworkerset.x-k8s.io/v1")
-    watch.listed(set())  # deleted while the watch was away
+    listing(watch)  # deleted while the watch was away
     assert resolve_owner(worker, cluster.workloads) is None
 
 
 def test_jobset_watch_lifts_to_the_trainjob_and_an_empty_listing_is_live_too():
     cluster = ClusterState(Settings())
     fw = cluster.workloads.frameworks
-    watch = Relisted(JobSets(fw))
-    watch.listed(set())
+    watch = watched(JobSets(fw))
+    listing(watch)
     assert JOBSET_KIND in fw.live
     pod = fp.trainjob_pod(NS, "llama", "js-uid", 0, 0, "job-uid")
     assert resolve_owner(pod, cluster.workloads) is None  # not seen yet: untracked, not keyed by the Job
-    watch("ADDED", _jobset("llama", "js-uid", trainjob_uid="tj-uid"))
+    watch.event("ADDED", _jobset("llama", "js-uid", trainjob_uid="tj-uid"))
     owner = resolve_owner(pod, cluster.workloads)
     assert (owner.kind, owner.name, owner.uid) == ("TrainJob", "llama", "tj-uid")
-    watch("DELETED", _jobset("llama", "js-uid"))
+    watch.event("DELETED", _jobset("llama", "js-uid"))
     assert resolve_owner(pod, cluster.workloads) is None
 
 
@@ -68,12 +79,6 @@ def test_malformed_objects_are_ignored():
 
 
 def test_both_watches_are_optional():
-    cluster = ClusterState(Settings())
-
-    class Rt:
-        pass
-
-    rt = Rt()
-    rt.cluster = cluster
-    watches = {resource: optional for resource, _, _, optional in cluster_watches(rt)}
-    assert watches["leaderworkersets"] is True and watches["jobsets"] is True
+    optional = {k.name: k.optional for k in CLUSTER_KINDS}
+    assert optional["leaderworkersets"] is True and optional["jobsets"] is True
+    assert optional["nodes"] is False

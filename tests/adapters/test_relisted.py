@@ -4,31 +4,51 @@ from __future__ import annotations
 
 from homing.config import Settings
 from homing.operator.cluster import ClusterState
-from homing.operator.startup import Relisted
+from homing.operator.watches import CLUSTER_KINDS, Watched
+
+KINDS = {k.name: k for k in CLUSTER_KINDS}
 
 
 def node(name: str, uid: str) -> dict:
-    return {"metadata": {"name": name, "uid": uid, "labels": {}}, "spec": {},
+    return {"metadata": {"name": name, "uid": uid, "labels": {}, "resourceVersion": "7"}, "spec": {},
             "status": {"conditions": [{"type": "Ready", "status": "True"}]}}
+
+
+def listing(w: Watched, *objs: dict) -> None:
+    w.begin(judging=True)
+    for o in objs:
+        w.listed(o)
+    w.end({o["metadata"]["uid"] for o in objs}, now=0.0)
 
 
 def test_a_node_missing_from_the_relist_leaves_the_snapshot():
     cluster = ClusterState(Settings())
-    watch = Relisted(cluster.observe_node)
-    for name, uid in (("n1", "u1"), ("n2", "u2")):
-        watch(None, node(name, uid))
-    watch.listed({"u1", "u2"})
+    watch = Watched(KINDS["nodes"], cluster.observe_node)
+    listing(watch, node("n1", "u1"), node("n2", "u2"))
     assert set(cluster.snapshot.nodes) == {"n1", "n2"}
-    watch(None, node("n1", "u1"))  # the re-list after a 410: n2 was deleted meanwhile
-    watch.listed({"u1"})
+    listing(watch, node("n1", "u1"))  # the re-list after the watch was away: n2 was deleted meanwhile
     assert set(cluster.snapshot.nodes) == {"n1"}
-    assert watch.known == {"u1": {"name": "n1", "uid": "u1"}}
+    assert set(watch.ledger.applied) == {"u1"}
+
+
+def test_a_node_the_watch_added_during_the_relist_stays():
+    cluster = ClusterState(Settings())
+    watch = Watched(KINDS["nodes"], cluster.observe_node)
+    listing(watch, node("n1", "u1"))
+    watch.begin(judging=True)
+    late = node("n3", "u3")
+    late["metadata"]["resourceVersion"] = "9"
+    watch.event("ADDED", late)  # made after the listing's snapshot (version 8)
+    watch.listed(node("n1", "u1"))
+    watch.end({"u1"}, now=0.0, version="8")
+    assert set(cluster.snapshot.nodes) == {"n1", "n3"}
 
 
 def test_a_namespace_missing_from_the_relist_is_no_longer_opted_in():
     cluster = ClusterState(Settings())
-    watch = Relisted(cluster.observe_namespace)
-    watch(None, {"metadata": {"name": "ai", "uid": "ns1", "labels": {"homing.io/enabled": "true"}}})
+    watch = Watched(KINDS["namespaces"], cluster.observe_namespace)
+    watch.event(None, {"metadata": {"name": "ai", "uid": "ns1", "resourceVersion": "3",
+                                    "labels": {"homing.io/enabled": "true"}}})
     assert cluster.opted_in == {"ai"}
-    watch.listed(set())
+    listing(watch)
     assert cluster.opted_in == set()

@@ -1,6 +1,7 @@
 """Self-health without a cluster (behaviour.md "Operation"): supervised loops survive exceptions, a dead
 or failing loop and a silent watch fail liveness, the loop-lag monitor sees a blocked
-event loop, and /healthz and /readyz say so over real HTTP."""
+event loop, the liveness probe kopf serves names the reasons, and /readyz says so over
+real HTTP."""
 from __future__ import annotations
 
 import asyncio
@@ -8,12 +9,13 @@ import socket
 import time
 
 import aiohttp
+import kopf
 import pytest
 from prometheus_client import REGISTRY
 
-from homing.operator import selfhealth
+from homing.operator import handlers, selfhealth
 from homing.operator.reflector import Reflector
-from homing.operator.selfhealth import LoopLagMonitor, Supervisor, serve_health
+from homing.operator.selfhealth import LoopLagMonitor, Supervisor, serve_ready
 
 
 def sample(name: str, labels: dict[str, str] | None = None) -> float:
@@ -134,62 +136,63 @@ async def test_loop_lag_monitor_sees_a_blocked_loop() -> None:
 
 
 @pytest.fixture
-async def health_server():
-    """A real health server on a free port; yields a GET helper and the server's knobs."""
-    sup = Supervisor()
+async def ready_server():
+    """A real readiness server on a free port; yields a GET helper and its knob."""
     state = {"ready": False}
     port = free_port()
-    runner = await serve_health("127.0.0.1", port, sup, ready=lambda: state["ready"])
+    runner = await serve_ready("127.0.0.1", port, ready=lambda: state["ready"])
 
     async def get(path: str) -> tuple[int, str]:
         async with aiohttp.ClientSession() as session:
             async with session.get(f"http://127.0.0.1:{port}{path}") as resp:
                 return resp.status, await resp.text()
 
-    yield get, sup, state
-    await sup.close()
+    yield get, state
     await runner.cleanup()
 
 
-async def test_healthz_is_ok_while_there_are_no_problems(health_server) -> None:
-    get, _, _ = health_server
-    assert await get("/healthz") == (200, "ok")
-
-
-async def test_healthz_fails_with_the_reason(health_server) -> None:
-    get, sup, _ = health_server
-
-    async def sweep() -> None:
-        raise asyncio.TimeoutError()
-
-    await asyncio.wait_for(sup.spawn("sweep", sweep, restart=False), 2)
-    status, body = await get("/healthz")
-    assert status == 500
-    assert "sweep" in body and "TimeoutError" in body
-
-
-async def test_readyz_follows_ready(health_server) -> None:
-    get, _, state = health_server
+async def test_readyz_follows_ready(ready_server) -> None:
+    get, state = ready_server
     assert (await get("/readyz"))[0] == 503
     state["ready"] = True
     assert await get("/readyz") == (200, "ready")
 
 
-async def test_healthz_says_starting_before_there_is_a_supervisor(monkeypatch) -> None:
+async def test_the_liveness_probe_is_ok_while_there_are_no_problems(monkeypatch) -> None:
+    sup = Supervisor()
+    monkeypatch.setattr(selfhealth, "current", sup)
+    assert await handlers.liveness() == "ok"
+
+
+async def test_the_liveness_probe_fails_with_the_reason_and_kopf_answers_500(monkeypatch) -> None:
+    """kopf's liveness endpoint answers 500 when a probe raises; a permanent error is not retried."""
+    sup = Supervisor()
+    monkeypatch.setattr(selfhealth, "current", sup)
+
+    async def sweep() -> None:
+        raise asyncio.TimeoutError()
+
+    await asyncio.wait_for(sup.spawn("sweep", sweep, restart=False), 2)
+    with pytest.raises(kopf.PermanentError) as failed:
+        await handlers.liveness()
+    assert "sweep" in str(failed.value) and "TimeoutError" in str(failed.value)
+    await sup.close()
+
+
+async def test_the_liveness_probe_is_ok_before_there_is_a_supervisor(monkeypatch) -> None:
     monkeypatch.setattr(selfhealth, "current", None)
-    port = free_port()
-    runner = await serve_health("127.0.0.1", port)
-    try:
-        async with aiohttp.ClientSession() as session:
-            async with session.get(f"http://127.0.0.1:{port}/healthz") as resp:
-                assert (resp.status, await resp.text()) == (200, "starting")
-            broken = Supervisor()
-            monkeypatch.setattr(selfhealth, "current", broken)
-            await asyncio.wait_for(broken.spawn("dies", _raise, restart=False), 2)
-            async with session.get(f"http://127.0.0.1:{port}/healthz") as resp:
-                assert resp.status == 500 and "dies" in (await resp.json())["problems"][0]
-    finally:
-        await runner.cleanup()
+    assert await handlers.liveness() == "ok"
+    broken = Supervisor()
+    monkeypatch.setattr(selfhealth, "current", broken)
+    await asyncio.wait_for(broken.spawn("dies", _raise, restart=False), 2)
+    with pytest.raises(kopf.PermanentError, match="dies"):
+        await handlers.liveness()
+
+
+async def test_a_problem_source_adds_its_reasons() -> None:
+    sup = Supervisor()
+    sup.sources.append(lambda: ["watch pods behind for 301s"])
+    assert sup.problems() == ["watch pods behind for 301s"]
 
 
 async def _raise() -> None:

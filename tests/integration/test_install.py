@@ -138,11 +138,13 @@ def test_deployment_matches_the_settings() -> None:
     pod = dep["spec"]["template"]["spec"]
     (c,) = pod["containers"]
     ports = {p["name"]: p["containerPort"] for p in c["ports"]}
-    assert ports == {"webhook": s.webhook.port, "metrics": s.metrics_port, "health": s.health_port}
+    assert ports == {"webhook": s.webhook.port, "metrics": s.metrics_port, "health": s.health_port,
+                     "liveness": s.liveness_port}
     env = {e["name"]: e.get("value") for e in c["env"]}
     assert env["HOMING_WEBHOOK__SERVICE_NAME"] == s.webhook.service_name
     assert env["HOMING_WEBHOOK__SERVICE_NAMESPACE"] == s.webhook.service_namespace == NAMESPACE
-    assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
+    assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "liveness"}  # kopf's endpoint
+    assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "health"}
     assert s.webhook.tls_dir.startswith("/tmp/")
     assert {"name": "tmp", "mountPath": "/tmp"} in c["volumeMounts"]
     assert dep["spec"]["replicas"] == 2 and dep["spec"]["strategy"]["type"] == "RollingUpdate"

@@ -1,9 +1,10 @@
-"""The memory survives an operator restart; pods never wait on a stopped operator
-(issue 2, cases e and f)."""
+"""The memory survives an operator restart; pods never wait on a stopped operator; liveness
+and readiness answer where the kubelet asks."""
 from __future__ import annotations
 
 import time
 
+import aiohttp
 import pytest
 
 from homing_e2e import objects as o
@@ -46,3 +47,14 @@ async def test_pods_are_admitted_quickly_while_the_operator_is_down(kube, operat
     assert elapsed < 2.5, f"pod creation took {elapsed:.2f}s with the operator down"
     assert o.decision(created) == {} and o.terms(created) == []
     operator.start()
+
+
+async def test_liveness_is_kopfs_endpoint_answering_from_homings_probe(kube, operator, ns):
+    """The kubelet's liveness probe reaches kopf's endpoint; homing's probe is what it reports."""
+    async with aiohttp.ClientSession() as session:
+        async with session.get(f"http://127.0.0.1:{operator.liveness_port}/healthz") as resp:
+            assert resp.status == 200
+            assert (await resp.json()) == {"homing": "ok"}
+        async with session.get(f"http://127.0.0.1:{operator.health_port}/readyz") as resp:
+            assert (resp.status, await resp.text()) == (200, "ready")
+

@@ -1,7 +1,6 @@
-"""kopf handlers: start-up, clean-up and the admission webhook. The watches are homing's
-own supervised reflectors (startup.py): kopf's watchers cannot say where a re-list ends
-or whether a watch is still alive, and behaviour.md "Operation" needs both. The runtime lives in kopf's
-`memo`; the durable state lives in PlacementMemory."""
+"""kopf handlers: start-up, clean-up, liveness and the admission webhook; the watches'
+handlers are in watches.py. The runtime lives in kopf's `memo`; the durable state lives
+in PlacementMemory."""
 from __future__ import annotations
 
 import asyncio
@@ -13,7 +12,7 @@ import jsonpatch
 import kopf
 
 from homing.config import Settings
-from homing.operator import certstore, drain, logs, metrics, selfhealth, startup, upkeep, webhookconfig
+from homing.operator import certstore, drain, logs, metrics, selfhealth, startup, upkeep, watches, webhookconfig
 from homing.operator.deletion_marks import DeletionMarks
 from homing.operator.deviceinfo import DeviceInfoCopier
 from homing.operator.events import EventPoster
@@ -49,8 +48,11 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: object) -
     replicas = Replicas(kube, config)
     events = EventPoster(kube, enabled=lambda: replicas.leading)
     rt = Runtime(config, store=Store(kube, on_refused=events.refused), events=events)
-    memo.runtime, memo.kube, memo.supervisor, memo.replicas = rt, kube, sup, replicas
-    await startup.load(rt, kube, sup)
+    watched = watches.for_runtime(rt, kube)
+    memo.runtime, memo.kube, memo.supervisor, memo.replicas, memo.watches = rt, kube, sup, replicas, watched
+    await startup.load(rt, watched)
+    sup.sources.append(lambda: watched.problems(config.health.watch_stale_seconds))
+    startup.relists(watched, sup)
     assert rt.store is not None
     store = rt.store
     replicas.on_elected = lambda: _take_over(rt, store, kube, config, certs.bundle)
@@ -97,6 +99,16 @@ async def _ready_when_serving(port: int, ca: bytes, drain_seconds: float) -> Non
     drain.current.on_sigterm(drain_seconds)  # kopf's own SIGTERM handler is in place by now: replace it
     log.info("homing ready", webhook_port=port)
     await asyncio.Event().wait()  # a supervised loop: ending would read as dead
+
+
+@kopf.on.probe(id="homing")
+async def liveness(**_: object) -> str:
+    """kopf's liveness endpoint answers 500 while this raises: a loop dead or failing, a
+    watch behind, a ConfigMap reflector silent (selfhealth.py)."""
+    found = selfhealth.liveness_problems()
+    if found:
+        raise kopf.PermanentError("; ".join(found))  # permanent: kopf answers at once, no retry
+    return "ok"
 
 
 @kopf.on.cleanup()

@@ -1,11 +1,8 @@
 """Self-health (behaviour.md "Operation"): background loops that survive any exception, watches that
-must stay fresh, an event loop that must stay responsive, and the /healthz and
-/readyz endpoints that turn all of that into what the kubelet acts on.
-
-The start-up handler creates one `Supervisor` and stores it in `current`; the health
-server (started by __main__ before kopf) looks `current` up on every probe. Readiness
-is the `homing_ready` gauge, which the start-up path sets once the index is loaded
-and the webhook serves."""
+must keep delivering, an event loop that must stay responsive. Liveness is kopf's
+endpoint, answering from homing's probe (handlers.py), which asks `current.problems()`;
+readiness is homing's own /readyz, the `homing_ready` gauge, which the start-up path sets
+once the index is loaded and the webhook serves (kopf has no readiness of its own)."""
 from __future__ import annotations
 
 import asyncio
@@ -85,6 +82,7 @@ class Supervisor:
         self.refresh_interval = refresh_interval
         self.loops: dict[str, LoopState] = {}
         self.reflectors: dict[str, Reflector] = {}
+        self.sources: list[Callable[[], list[str]]] = []  # more reasons: the kopf watches that fell behind
         self._reported: set[str] = set()
 
     def spawn(self, name: str, factory: Factory, *, restart: bool = True) -> asyncio.Task:
@@ -115,6 +113,8 @@ class Supervisor:
             metrics.WATCH_AGE.labels(resource).set(age)
             if age > self.watch_stale_seconds:
                 found.append(f"watch {resource} silent for {age:.0f}s (bound {self.watch_stale_seconds:.0f}s)")
+        for source in self.sources:
+            found.extend(source())
         return found
 
     async def close(self) -> None:
@@ -187,33 +187,21 @@ class Supervisor:
             await asyncio.sleep(self.refresh_interval)
 
 
-async def serve_health(
-    host: str,
-    port: int,
-    supervisor: Supervisor | None = None,
-    ready: Callable[[], bool] = is_ready,
-) -> web.AppRunner:
-    """GET /healthz: 200 "ok", or 500 with the problems as JSON; 200 "starting" while
-    there is no supervisor yet (`supervisor` None: `current` is looked up per probe).
-    GET /readyz: 200 when `ready()`, else 503. Call `cleanup()` on the result to stop."""
-
-    async def healthz(_: web.Request) -> web.Response:
-        sup = supervisor if supervisor is not None else current
-        if sup is None:
-            return web.Response(text="starting")
-        found = sup.problems()
-        if found:
-            return web.json_response({"status": "failing", "problems": found}, status=500)
-        return web.Response(text="ok")
+async def serve_ready(host: str, port: int, ready: Callable[[], bool] = is_ready) -> web.AppRunner:
+    """GET /readyz: 200 when `ready()`, else 503. Call `cleanup()` on the result to stop."""
 
     async def readyz(_: web.Request) -> web.Response:
         return web.Response(text="ready") if ready() else web.Response(text="not ready", status=503)
 
     app = web.Application()
-    app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     await web.TCPSite(runner, host, port).start()
-    log.info("health endpoints serving", host=host, port=port)
+    log.info("readiness endpoint serving", host=host, port=port)
     return runner
+
+
+def liveness_problems() -> list[str]:
+    """What kopf's liveness endpoint reports through homing's probe: nothing while starting."""
+    return current.problems() if current is not None else []
