@@ -1,7 +1,7 @@
 """A kubelet stand-in for homing's own pods: the real Deployment and ReplicaSet controllers
 (kube-controller-manager) decide which pods exist; this runs each as an operator process
 and reports it Ready once its /readyz answers, and stops it the way a kubelet stops a
-pod (endpoint removed, preStop pause, SIGTERM) when the pod is deleted. So a Deployment
+pod (endpoint removed, the preStop hook, SIGTERM) when the pod is deleted. So a Deployment
 rollout (an image tag change) is carried out in the controllers' own order."""
 from __future__ import annotations
 

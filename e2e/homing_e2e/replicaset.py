@@ -4,6 +4,7 @@ and one webhook configuration; the leader Lease picks the writer."""
 from __future__ import annotations
 
 import time
+import urllib.request
 from pathlib import Path
 
 from homing_e2e.operator_process import OperatorProcess
@@ -21,7 +22,6 @@ class OperatorReplicas:
             **env,
         }
         self.processes: list[OperatorProcess] = []
-        self.pre_stop_seconds = 2.0  # deployment.yaml's preStop sleep, shorter
         self.backends: dict[int, Backend] = {}  # webhook port -> the proxy's endpoint
         self.started = 0
 
@@ -38,12 +38,13 @@ class OperatorReplicas:
 
     def remove(self, proc: OperatorProcess, kill: bool = False) -> float:
         """SIGKILL one replica, or stop it the way the kubelet stops a pod: its endpoint is
-        removed, the preStop pause runs, then SIGTERM. Returns when it was signalled (monotonic)."""
+        removed, the preStop hook (deployment.yaml: GET /drain) runs to its answer, then
+        SIGTERM. Returns when it was signalled (monotonic)."""
         self.processes.remove(proc)
         if not kill:  # a killed pod stays an endpoint until its probe fails: the proxy finds out itself
             self.backends.pop(proc.webhook_port, None)
             self._publish()
-            time.sleep(self.pre_stop_seconds)
+            urllib.request.urlopen(f"http://127.0.0.1:{proc.health_port}/drain", timeout=60).read()
         at = time.monotonic()
         proc.stop(kill=kill)
         return at

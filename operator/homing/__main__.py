@@ -25,22 +25,19 @@ def run() -> None:
     settings = Settings()  # refuses bad weights before anything starts
     logs.configure(settings.log_level)
     start_http_server(settings.metrics_port)
-    asyncio.run(operate(settings.health_port, settings.liveness_port))
+    asyncio.run(operate(settings.health_port, settings.liveness_port, settings.health.drain_seconds))
 
 
-async def operate(ready_port: int, liveness_port: int) -> None:
+async def operate(ready_port: int, liveness_port: int, drain_seconds: float) -> None:
     """kopf, serving liveness from homing's probe; homing's /readyz beside it (kopf has no
     readiness) and the event-loop lag monitor."""
     from homing.operator import gcpause, selfhealth
 
     gcpause.watch()
-    ready = await selfhealth.serve_ready("0.0.0.0", ready_port)
+    ready = await selfhealth.serve_ready("0.0.0.0", ready_port, drain_seconds=drain_seconds)
     lag = asyncio.create_task(selfhealth.LoopLagMonitor().run(), name="homing:loop-lag")
-    from homing.operator import drain
-
     try:
-        await kopf.operator(clusterwide=True, standalone=True, stop_flag=drain.current.stop_flag,
-                            liveness_endpoint=f"http://0.0.0.0:{liveness_port}/healthz")
+        await kopf.operator(clusterwide=True, standalone=True, liveness_endpoint=f"http://0.0.0.0:{liveness_port}/healthz")
     finally:
         lag.cancel()
         await ready.cleanup()

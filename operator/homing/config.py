@@ -123,7 +123,7 @@ class SelfHealth(BaseModel):
     # A watch behind this long is dead: a re-list found a change it never sent, and it sent
     # nothing since (the ConfigMap reflectors: silent this long; bookmarks come about every minute).
     watch_stale_seconds: float = 300
-    drain_seconds: float = Field(3.0, ge=0)  # after SIGTERM: keep answering, closing each connection (drain.py)
+    drain_seconds: float = Field(5.0, ge=0)  # the preStop hook's /drain: answer this long, closing each connection (drain.py)
 
 
 class Watching(BaseModel):

@@ -1,35 +1,23 @@
-"""behaviour.md "Operation", never stall: homing's admission is answered straight from the decision's
-JSON patch, without kopf's per-request machinery (which deep-copied the pod three
-times and diffed it whole: bench/scale.py found it most of the webhook's time). The
-answer is the same one kopf would give: allowed, the patch, the warnings."""
+"""The webhook server kopf runs through its public server protocol (behaviour.md "Operation", never
+stall, never reject): it hands every review to kopf's function, answers with what it returns,
+closes each connection while draining, and admits the pod unchanged should kopf's function
+fail. And the registered `@kopf.on.mutate` handler is what sends the pod home."""
 from __future__ import annotations
 
-import base64
-import copy
-import json
+import asyncio
+import socket
+from types import SimpleNamespace
 
+import aiohttp
 import jsonpatch
+import kopf
+import orjson
 import pytest
 
-from homing.operator.admission_server import WEBHOOK_ID, AdmissionServer, review_response
+from homing.operator import handlers
+from homing.operator.admission_server import WEBHOOK_ID, AdmissionServer
 
 from .test_admitter import admitter, rank0
-
-
-class Request:
-    """What the server reads of aiohttp's request."""
-
-    def __init__(self, review: dict, webhook: str = WEBHOOK_ID) -> None:
-        self.match_info = {"id": webhook}
-        self._text = json.dumps(review)
-        self.headers: dict = {}
-        self.transport = None
-
-    async def text(self) -> str:
-        return self._text
-
-    async def read(self) -> bytes:
-        return self._text.encode()
 
 
 def review(pod: dict, dry_run: bool = False) -> dict:
@@ -37,53 +25,99 @@ def review(pod: dict, dry_run: bool = False) -> dict:
             "request": {"uid": "req-1", "operation": "CREATE", "object": pod, "dryRun": dry_run, "userInfo": {}}}
 
 
-def server() -> AdmissionServer:
-    s = AdmissionServer(port=0)
-    s.admit = admitter().admit
-    return s
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
-async def never(*_: object, **__: object) -> dict:
-    raise AssertionError("kopf's per-request path was taken")
+class Served:
+    """A real server on a free port (plain HTTP: TLS is certstore's, tested there), run by
+    the same protocol kopf runs it by, with `fn` standing where kopf's function stands."""
+
+    def __init__(self, fn) -> None:
+        self.fn, self.port, self.draining = fn, free_port(), False
+        self.server = AdmissionServer("127.0.0.1", self.port, None, draining=lambda: self.draining)
+
+    async def __aenter__(self) -> "Served":
+        self.configs = self.server(self.fn)
+        self.config = await self.configs.__anext__()
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.configs.aclose()
+
+    async def post(self, body: bytes, webhook: str = WEBHOOK_ID) -> tuple[int, dict | str, str]:
+        async with aiohttp.ClientSession() as session:
+            async with session.post(f"http://127.0.0.1:{self.port}/{webhook}", data=body,
+                                    headers={"Content-Type": "application/json"}) as resp:
+                body_out = await resp.json() if resp.status == 200 else await resp.text()
+                return resp.status, body_out, resp.headers.get("Connection", "")
 
 
-async def test_the_pod_is_sent_home_by_the_decisions_own_patch(monkeypatch):
-    copies = []
-    real = copy.deepcopy
-    monkeypatch.setattr(copy, "deepcopy", lambda *a, **k: copies.append(1) or real(*a, **k))
-    resp = await server()._serve(never, Request(review(rank0())))
-    assert not copies  # no copy of the pod on the loop that serves admissions
-    answer = json.loads(resp.text)["response"]
-    assert answer["uid"] == "req-1" and answer["allowed"] is True and answer["patchType"] == "JSONPatch"
-    patched = jsonpatch.apply_patch(rank0(), json.loads(base64.b64decode(answer["patch"])))
-    (term,) = patched["spec"]["affinity"]["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][:1]
-    assert term["preference"]["matchExpressions"][0]["values"] == ["n1"]
-
-
-async def test_other_webhooks_and_an_unset_admitter_go_through_kopf():
+async def test_every_review_goes_to_kopfs_function_and_its_answer_back():
     seen = []
 
-    async def kopf_path(data: dict, **_: object) -> dict:
-        seen.append(data["request"]["uid"])
+    async def fn(data: dict, *, webhook=None, headers=None, sslpeer=None) -> dict:
+        seen.append((webhook, data["request"]["uid"], headers.get("Content-Type")))
+        return {"response": {"uid": data["request"]["uid"], "allowed": True, "warnings": ["w"]}}
+
+    async with Served(fn) as s:
+        status, answer, connection = await s.post(orjson.dumps(review(rank0())))
+        assert s.config["url"] == f"http://127.0.0.1:{s.port}"
+    assert status == 200 and answer == {"response": {"uid": "req-1", "allowed": True, "warnings": ["w"]}}
+    assert seen == [(WEBHOOK_ID, "req-1", "application/json")]
+    assert connection.lower() != "close"
+
+
+async def test_while_draining_every_answer_closes_its_connection():
+    async def fn(data: dict, **_: object) -> dict:
         return {"response": {"uid": data["request"]["uid"], "allowed": True}}
 
-    await server()._serve(kopf_path, Request(review(rank0()), webhook="something-else"))
-    await AdmissionServer(port=0)._serve(kopf_path, Request(review(rank0())))
-    assert seen == ["req-1", "req-1"]
+    async with Served(fn) as s:
+        s.draining = True
+        status, _, connection = await s.post(orjson.dumps(review(rank0())))
+    assert status == 200 and connection.lower() == "close"
 
 
-def test_an_admitter_that_raises_admits_the_pod_unchanged():
-    def broken(pod: dict, dryrun: bool):
-        raise RuntimeError("bug")
+async def test_a_failing_kopf_function_admits_the_pod_unchanged():
+    async def fn(data: dict, **_: object) -> dict:
+        raise RuntimeError("unknown resource")
 
-    answer = review_response(review(rank0()), broken)["response"]
-    assert answer == {"uid": "req-1", "allowed": True}
+    async with Served(fn) as s:
+        status, answer, _ = await s.post(orjson.dumps(review(rank0())))
+    assert status == 200
+    assert answer == {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                      "response": {"uid": "req-1", "allowed": True}}
 
 
-async def test_a_review_that_is_not_json_is_a_bad_request():
-    import aiohttp.web
+@pytest.mark.parametrize("body", [b"{not json", b"[1, 2]"])
+async def test_a_review_that_is_not_an_admission_review_is_a_bad_request(body):
+    async def fn(*_: object, **__: object) -> dict:
+        raise AssertionError("not called")
 
-    request = Request({})
-    request._text = "{not json"
-    with pytest.raises(aiohttp.web.HTTPBadRequest):
-        await server()._serve(never, request)
+    async with Served(fn) as s:
+        status, _, _ = await s.post(body)
+    assert status == 400
+
+
+async def test_the_mutate_handler_sends_the_pod_home_through_kopfs_patch():
+    pod = rank0()
+    memo = SimpleNamespace(runtime=SimpleNamespace(admitter=admitter()))
+    patch, warnings = kopf.Patch(body=kopf.Body(pod)), []
+    await handlers.admit_pod(body=kopf.Body(pod), patch=patch, warnings=warnings, dryrun=False, memo=memo)
+    patched = jsonpatch.apply_patch(pod, patch.as_json_patch())  # what kopf sends back
+    (term,) = patched["spec"]["affinity"]["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][:1]
+    assert term["preference"]["matchExpressions"][0]["values"] == ["n1"]
+    assert warnings == []
+
+
+async def test_the_server_stops_serving_when_kopf_stops_it():
+    async def fn(data: dict, **_: object) -> dict:
+        return {"response": {"uid": "x", "allowed": True}}
+
+    s = Served(fn)
+    async with s:
+        pass
+    with pytest.raises(aiohttp.ClientConnectionError):
+        await asyncio.wait_for(s.post(b"{}"), 5)

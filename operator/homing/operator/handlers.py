@@ -13,6 +13,7 @@ import kopf
 
 from homing.config import Settings
 from homing.operator import certstore, drain, logs, metrics, selfhealth, startup, upkeep, watches, webhookconfig
+from homing.operator.admission_server import WEBHOOK_ID, AdmissionServer
 from homing.operator.deletion_marks import DeletionMarks
 from homing.operator.deviceinfo import DeviceInfoCopier
 from homing.operator.events import EventPoster
@@ -40,9 +41,9 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: object) -
     settings.admission.managed = None  # homing writes its own configuration (two selectors)
     kube = await Kube.connect()
     certs = certstore.Certificates(kube, config, _webhook_hosts(config))
-    cert, key = await certs.start()
-    settings.admission.server = server = drain.DrainingServer(
-        addr=config.webhook.listen, port=config.webhook.port, certfile=str(cert), pkeyfile=str(key), context=certs.context
+    await certs.start()  # the certificate, loaded into certs.context
+    settings.admission.server = AdmissionServer(
+        config.webhook.listen, config.webhook.port, certs.context, draining=lambda: drain.current.active
     )
     sup = selfhealth.current = selfhealth.Supervisor(watch_stale_seconds=config.health.watch_stale_seconds)
     replicas = Replicas(kube, config)
@@ -57,7 +58,6 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: object) -
     store = rt.store
     replicas.on_elected = lambda: _take_over(rt, store, kube, config, certs.bundle)
     rt.admitter.may_promise = replicas.may_promise
-    server.admit = rt.admitter.admit  # answered without kopf's per-request copies (admission_server.py)
     sup.spawn("replicas", replicas.forever)
     sup.spawn("flush", lambda: upkeep.flush_forever(rt.index, store, config, lambda: replicas.leading))
     sup.spawn("sweep", upkeep.Sweeper(rt.index, store, config, lambda: replicas.leading).forever)
@@ -66,7 +66,7 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: object) -
     startup.configmap_watches(rt, kube, sup, copier)
     upkeep.refresh_gauges(rt.index)
     sup.spawn("certificates", lambda: certs.forever(lambda: replicas.leading, lambda ca: _bundle_changed(kube, config, ca)))
-    sup.spawn("ready", lambda: _ready_when_serving(config.webhook.port, certs.bundle, config.health.drain_seconds), restart=False)
+    sup.spawn("ready", lambda: _ready_when_serving(config.webhook.port, certs.bundle), restart=False)
 
 
 async def _bundle_changed(kube: Kube, config: Settings, ca: bytes) -> None:
@@ -83,7 +83,7 @@ async def _take_over(rt: Runtime, store: Store, kube: Kube, config: Settings, ca
     log.info("took over as leader", owners_dirty=len(rt.index.dirty))
 
 
-async def _ready_when_serving(port: int, ca: bytes, drain_seconds: float) -> None:
+async def _ready_when_serving(port: int, ca: bytes) -> None:
     """Ready once the webhook answers TLS with our certificate: kopf starts its server
     after the start-up handlers, and a pod created before that is admitted unchanged."""
     context = ssl.create_default_context(cadata=ca.decode())
@@ -96,7 +96,6 @@ async def _ready_when_serving(port: int, ca: bytes, drain_seconds: float) -> Non
         except OSError:
             await asyncio.sleep(0.1)
     metrics.READY.set(1)
-    drain.current.on_sigterm(drain_seconds)  # kopf's own SIGTERM handler is in place by now: replace it
     log.info("homing ready", webhook_port=port)
     await asyncio.Event().wait()  # a supervised loop: ending would read as dead
 
@@ -127,7 +126,7 @@ async def stop(memo: kopf.Memo, **_: object) -> None:
         await memo.kube.close()
 
 
-@kopf.on.mutate("", "v1", "pods", id="homing-pods", operations=["CREATE"], ignore_failures=True, side_effects=False)
+@kopf.on.mutate("", "v1", "pods", id=WEBHOOK_ID, operations=["CREATE"], ignore_failures=True, side_effects=False)
 async def admit_pod(
     body: kopf.Body, patch: kopf.Patch, warnings: list[str], dryrun: bool, memo: kopf.Memo, **_: object
 ) -> None:

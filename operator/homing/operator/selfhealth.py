@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from aiohttp import web
 from prometheus_client import REGISTRY
 
-from homing.operator import logs, metrics
+from homing.operator import drain, logs, metrics
 from homing.operator.reflector import Reflector
 
 log = logs.get("homing.selfhealth")
@@ -187,14 +187,22 @@ class Supervisor:
             await asyncio.sleep(self.refresh_interval)
 
 
-async def serve_ready(host: str, port: int, ready: Callable[[], bool] = is_ready) -> web.AppRunner:
-    """GET /readyz: 200 when `ready()`, else 503. Call `cleanup()` on the result to stop."""
+async def serve_ready(
+    host: str, port: int, ready: Callable[[], bool] = is_ready, drain_seconds: float = 0.0
+) -> web.AppRunner:
+    """GET /readyz: 200 when `ready()`, else 503. GET /drain (the preStop hook): drains
+    admissions for `drain_seconds` (drain.py), then answers. Call `cleanup()` on the result to stop."""
 
     async def readyz(_: web.Request) -> web.Response:
         return web.Response(text="ready") if ready() else web.Response(text="not ready", status=503)
 
+    async def drain_then_answer(_: web.Request) -> web.Response:
+        await drain.current.run(drain_seconds)
+        return web.Response(text="drained")
+
     app = web.Application()
     app.router.add_get("/readyz", readyz)
+    app.router.add_get("/drain", drain_then_answer)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     await web.TCPSite(runner, host, port).start()
