@@ -52,3 +52,15 @@ def test_a_namespace_missing_from_the_relist_is_no_longer_opted_in():
     assert cluster.opted_in == {"ai"}
     listing(watch)
     assert cluster.opted_in == set()
+
+
+def test_kopfs_own_listing_after_the_load_asks_for_a_relist_and_its_repeats_are_dropped():
+    cluster = ClusterState(Settings())
+    seen = []
+    watch = Watched(KINDS["nodes"], lambda event, obj: seen.append(event) or cluster.observe_node(event, obj))
+    watch.event(None, node("n1", "u1"))  # kopf's first listing, before the load: no re-list wanted
+    assert not watch.relist_wanted.is_set()
+    listing(watch, node("n1", "u1"))
+    assert seen == [None]  # the load's copy of n1 repeats what kopf handed over
+    watch.event(None, node("n1", "u1"))  # kopf lists again (an expired version)
+    assert watch.relist_wanted.is_set() and seen == [None]
