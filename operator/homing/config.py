@@ -120,9 +120,7 @@ class Lifetimes(BaseModel):
 class SelfHealth(BaseModel):
     """behaviour.md "Operation": when liveness fails."""
 
-    # A watch behind this long is dead: a re-list found a change it never sent, and it sent
-    # nothing since (the ConfigMap reflectors: silent this long; bookmarks come about every minute).
-    watch_stale_seconds: float = 300
+    watch_stale_seconds: float = 300  # a watch behind (or a ConfigMap reflector silent) this long is dead
     drain_seconds: float = Field(5.0, ge=0)  # the preStop hook's /drain: answer this long, closing each connection (drain.py)
 
 

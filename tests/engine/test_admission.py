@@ -114,7 +114,7 @@ def test_rankless_replicas_get_different_promises():
         d = decide(p, index, workloads, snap, SETTINGS, NOW)
         assert d.owner_uid == deploy.uid
         if d.promise:
-            index.promise(deploy.key, d.promise, NOW, SETTINGS.lifetimes.promise_seconds)
+            index.promised.make(deploy.key, d.promise, NOW, SETTINGS.lifetimes.promise_seconds)
         promised.append((d.outcome, d.promise))
     assert sorted(p for _, p in promised[:3]) == ["n1", "n2", "n3"]
     assert promised[3] == ("none", None)

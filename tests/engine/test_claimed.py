@@ -62,7 +62,7 @@ def index_of(w: World) -> MemoryIndex:
     for i in range(w.pool_pending):
         index.pod_seen(f"pool-pending-{i}", LivePod(POOL.key, None, None))
     for node in w.pool_promised:
-        index.promise(POOL.key, node, NOW, 60)
+        index.promised.make(POOL.key, node, NOW, 60)
     return index
 
 

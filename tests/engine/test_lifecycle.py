@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from homing.engine import lifecycle
 from homing.engine.identity import WorkloadIndex
 from homing.engine.lifecycle import DELETED, LISTED, Faulted, Placed, Policy, Remembered, Warmed
+from homing.engine.memory import forgetting
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import Health
 from homing.engine.podview import pod_view
@@ -119,7 +120,7 @@ def test_a_long_running_owner_scaled_to_zero_is_written_when_its_last_pod_goes()
     step(index, DELETED, state(node="n1", phase="Running"), now=NOW)
     assert JOB.key in index.dirty
     assert index.owner(JOB.key).last_seen == NOW
-    assert index.expired(NOW + 300, 72 * HOUR) == []
+    assert forgetting.expired(index, NOW + 300, 72 * HOUR) == []
 
 
 def test_live_pods_keep_the_stored_last_seen_within_the_interval():
@@ -158,19 +159,19 @@ def test_pods_missing_from_a_relist_are_gone():
 
 def test_a_promise_ends_on_the_promised_node_when_the_pod_binds_elsewhere():
     index = MemoryIndex()
-    index.promise(DEPLOY.key, "n1", NOW, 120)
+    index.promised.make(DEPLOY.key, "n1", NOW, 120)
     step(index, "ADDED", state(rank=None, home="n1", ref=DEPLOY))
     step(index, "MODIFIED", state(rank=None, home="n1", node="n3", ref=DEPLOY), now=NOW + 1)
-    assert index.promised_nodes(DEPLOY.key, NOW + 1) == set()
+    assert index.promised.nodes(DEPLOY.key, NOW + 1) == set()
 
 
 def test_a_pending_pod_keeps_its_promise_past_the_timeout():
     index = MemoryIndex()
-    index.promise(DEPLOY.key, "n1", NOW, 120)
+    index.promised.make(DEPLOY.key, "n1", NOW, 120)
     step(index, "ADDED", state(rank=None, home="n1", ref=DEPLOY), now=NOW + 1)
-    assert index.promised_nodes(DEPLOY.key, NOW + 1000) == {"n1"}
+    assert index.promised.nodes(DEPLOY.key, NOW + 1000) == {"n1"}
     step(index, DELETED, state(rank=None, home="n1", ref=DEPLOY), now=NOW + 1001)
-    assert index.promised_nodes(DEPLOY.key, NOW + 1001) == set()
+    assert index.promised.nodes(DEPLOY.key, NOW + 1001) == set()
 
 
 def test_rankless_resync_does_not_dirty_the_owner():

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from homing.engine.memory import LivePod, MemoryIndex, OwnerMemory, RankEntry
 from homing.engine.memory import changes as rules
+from homing.engine.memory import forgetting
 
 from .helpers import NOW, assert_derived_consistent, memory, owner
 
@@ -183,29 +184,29 @@ def test_dirty_only_on_change():
 def test_unclaimed_promises_expire_claimed_ones_last():
     index = MemoryIndex()
     ref, other = owner(kind="Deployment"), owner(kind="Deployment")
-    index.promise(ref.key, "n1", NOW, 120)
-    index.promise(ref.key, "n2", NOW, 60)
-    index.promise(other.key, "n1", NOW, 120)
-    assert index.promised_nodes(ref.key, NOW) == {"n1", "n2"}
-    assert index.promised_nodes(ref.key, NOW + 60) == {"n1"}
-    index.claim_promise(ref.key, "n1", "pending-pod", NOW + 1)
-    assert index.promised_nodes(ref.key, NOW + 10_000) == {"n1"}, "a pending pod keeps its promise"
-    index.release_promise(ref.key, "n1", "another-pod")
-    assert index.promised_nodes(ref.key, NOW + 10_000) == {"n1"}, "only its holder ends a held promise"
-    index.release_promise(ref.key, "n1", "pending-pod")
-    assert index.promised_nodes(other.key, NOW + 1) == {"n1"}, "another owner's promise stays"
-    index.drop_expired_promises(NOW + 120)
+    index.promised.make(ref.key, "n1", NOW, 120)
+    index.promised.make(ref.key, "n2", NOW, 60)
+    index.promised.make(other.key, "n1", NOW, 120)
+    assert index.promised.nodes(ref.key, NOW) == {"n1", "n2"}
+    assert index.promised.nodes(ref.key, NOW + 60) == {"n1"}
+    index.promised.claim(ref.key, "n1", "pending-pod", NOW + 1)
+    assert index.promised.nodes(ref.key, NOW + 10_000) == {"n1"}, "a pending pod keeps its promise"
+    index.promised.release(ref.key, "n1", "another-pod")
+    assert index.promised.nodes(ref.key, NOW + 10_000) == {"n1"}, "only its holder ends a held promise"
+    index.promised.release(ref.key, "n1", "pending-pod")
+    assert index.promised.nodes(other.key, NOW + 1) == {"n1"}, "another owner's promise stays"
+    index.promised.drop_expired(NOW + 120)
     assert ref.key not in index.promises and other.key not in index.promises
-    index.promise(other.key, "n1", NOW, 120)
+    index.promised.make(other.key, "n1", NOW, 120)
     index.forget(other.key)
-    assert index.promised_nodes(other.key, NOW) == set()
+    assert index.promised.nodes(other.key, NOW) == set()
 
 
 def test_a_promise_held_by_another_pod_is_not_taken_over():
     index = MemoryIndex()
     ref = owner(kind="Deployment")
-    index.claim_promise(ref.key, "n1", "first", NOW)
-    index.claim_promise(ref.key, "n1", "second", NOW)
+    index.promised.claim(ref.key, "n1", "first", NOW)
+    index.promised.claim(ref.key, "n1", "second", NOW)
     assert index.promises[ref.key]["n1"].pod == "first"
 
 
@@ -247,7 +248,7 @@ def test_expired(age, live, expired):
     index.record_bind(ref, "0", "n1", (), NOW - age)
     if live:
         index.pod_seen("p", LivePod(ref.key, "0", None, terminating=True))
-    assert index.expired(NOW, TTL) == ([ref.key] if expired else [])
+    assert forgetting.expired(index, NOW, TTL) == ([ref.key] if expired else [])
 
 
 def test_touch_keeps_an_owner_alive():
@@ -255,7 +256,7 @@ def test_touch_keeps_an_owner_alive():
     ref = owner()
     index.record_bind(ref, "0", "n1", (), NOW - TTL)
     index.touch(ref.key, NOW - 1, HOUR)
-    assert index.expired(NOW, TTL) == []
+    assert forgetting.expired(index, NOW, TTL) == []
 
 
 @pytest.mark.parametrize(
@@ -278,7 +279,7 @@ def test_over_bound(owners, bound, victims):
         ref = owner(uid=f"ob-{name}")
         for r in range(n):
             index.record_bind(ref, str(r), f"{name}-n{r}", (), float(seen))
-    assert index.over_bound(bound) == [f"ns/ob-{v}" for v in victims]
+    assert forgetting.over_bound(index, bound) == [f"ns/ob-{v}" for v in victims]
 
 
 @hsettings(max_examples=60, deadline=None)
@@ -295,7 +296,7 @@ def test_over_bound_property(sizes, bound):
         index.ensure(ref, float(seen))
         for r in range(n):
             index.record_bind(ref, str(r), f"n{r}", (), float(seen))
-    victims = index.over_bound(bound)
+    victims = forgetting.over_bound(index, bound)
     survivors = [m for uid, m in index.owners.items() if uid not in victims]
     assert all(index.owner(v).ranks for v in victims), "a pool-only owner frees no ranks"
     if victims:
@@ -377,7 +378,7 @@ def test_rank_count_and_derived_indexes_stay_in_sync(ops, per_owner):
         elif kind == "adopt-same" and index.owner(ref.key) is not None:
             index.adopt(index.owner(ref.key))
         elif kind == "sweep":
-            for uid in index.over_bound(4):
+            for uid in forgetting.over_bound(index, 4):
                 index.forget(uid)
         assert index.rank_count == sum(len(m.ranks) for m in index.owners.values()), (t, kind)
         for mem in index.owners.values():

@@ -175,7 +175,7 @@ def decide(
                          siblings[0] if siblings else None)
     if rankless:
         memory = group_pool(memory, pool_group(pod))
-        taken = index.occupied_nodes(owner.key) | index.promised_nodes(owner.key, now)
+        taken = index.occupied_nodes(owner.key) | index.promised.nodes(owner.key, now)
         w = settings.weights
         placement = pool_strategy(
             memory, snapshot, taken, w.pool_home, w.pool_other, hostname, settings.bounds.max_term_values, beyond, w,

@@ -32,7 +32,7 @@ def pool_claims(index: MemoryIndex, mem: OwnerMemory, now: float) -> set[str]:
     if pending == 0:
         return set()
     held = index.occupied_nodes(mem.owner.key)
-    promised = {n for n in index.promised_nodes(mem.owner.key, now) if n not in held}
+    promised = {n for n in index.promised.nodes(mem.owner.key, now) if n not in held}
     rest = sorted((n for n in mem.pool if n not in held and n not in promised),
                   key=lambda n: (not mem.pool[n].warm, -mem.pool[n].last_used, n))
     return promised | set(rest[: max(0, pending - len(promised))])

@@ -93,7 +93,7 @@ def observe(
         index.pod_gone(view.uid)
         _left(index, key, before.node if before else view.node, now)
         if view.home and rank is None:
-            index.release_promise(key, view.home, view.uid)
+            index.promised.release(key, view.home, view.uid)
         index.touch(key, now, policy.durable_seen_every)
         if not index.has_live_pods(key):
             index.last_pod_gone(key, now)
@@ -105,9 +105,9 @@ def observe(
     index.touch(key, now, policy.durable_seen_every)
     if rank is None and view.home:
         if view.node:
-            index.release_promise(key, view.home, view.uid)
+            index.promised.release(key, view.home, view.uid)
         elif not ending:
-            index.claim_promise(key, view.home, view.uid, now)
+            index.promised.claim(key, view.home, view.uid, now)
     if view.node and not ending:
         _bound(index, event, view, rank, before, snapshot, now, group, effects)
     if ending and not judged:

@@ -60,7 +60,7 @@ class Admitter:
             mem.stats.admitted += 1
             self.index.dirty.add(decision.owner_key)
         if decision.promise:
-            self.index.promise(decision.owner_key, decision.promise, now, self.settings.lifetimes.promise_seconds)
+            self.index.promised.make(decision.owner_key, decision.promise, now, self.settings.lifetimes.promise_seconds)
         if decision.burst is not None:
             self.index.bursts[decision.owner_key] = decision.burst  # the next replica of the burst agrees
         # Until the watch shows it, the pod still takes room ahead of the next admissions.

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 
 from homing.config import Settings
+from homing.engine.memory import forgetting
 from homing.engine.memory.entries import OwnerMemory
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import OwnerRef
@@ -21,10 +22,10 @@ log = logs.get("homing.upkeep")
 def forget_stale(index: MemoryIndex, settings: Settings, now: float) -> list[OwnerMemory]:
     """Forget owners past their TTL, then the least recently seen over the size bound."""
     lifetimes = settings.lifetimes
-    gone = [m for m in map(index.forget, index.expired(now, lifetimes.ttl_seconds)) if m is not None]
-    gone += [m for m in map(index.forget, index.over_bound(settings.bounds.max_ranks)) if m is not None]
+    gone = [m for m in map(index.forget, forgetting.expired(index, now, lifetimes.ttl_seconds)) if m is not None]
+    gone += [m for m in map(index.forget, forgetting.over_bound(index, settings.bounds.max_ranks)) if m is not None]
     index.drop_expired_faults(now, lifetimes.fault_memory_seconds)
-    index.drop_expired_promises(now)
+    index.promised.drop_expired(now)
     index.drop_old_vacancies(now, lifetimes.ttl_seconds)
     return gone
 

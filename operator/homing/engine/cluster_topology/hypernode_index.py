@@ -2,10 +2,9 @@
 no rebuild of every node's path on the loop that serves admissions).
 
 What each change costs:
-- a node's labels change: the HyperNodes that could select it are looked up (by exact
-  name, by the literal prefix of a regex, by the label of a selector's first In
-  requirement; only expression-only selectors are tried on every node), then its path
-  is read from `outers`: O(HyperNodes) at worst, no other node;
+- a node's labels change: the HyperNodes that could select it are looked up
+  (hypernode_lookups.py), then its path is read from `outers`: O(HyperNodes) at worst,
+  no other node;
 - a HyperNode changes: its own members are matched against the nodes they could select
   (same lookups the other way round); the hierarchy is recomputed for it and the
   HyperNodes above it only (all of it, no node in it, when there is a cycle: a cycle's
@@ -17,17 +16,15 @@ The result is hypernode_topology()'s for the same HyperNodes and node labels; th
 check it after random sequences of changes."""
 from __future__ import annotations
 
-import bisect
-from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from homing.engine.labelselector import IN
 from homing.engine.model import DomainExpr, Path, discard_from
+from homing.engine.cluster_topology.hypernode_lookups import MemberLookups
+from homing.engine.cluster_topology.hypernode_walk import children_first, reaches_itself, upwards
 from homing.engine.cluster_topology.hypernodes import (
     NO_LABELS,
     HyperNode,
-    Member,
     above,
     combined,
     hierarchy,
@@ -36,16 +33,6 @@ from homing.engine.cluster_topology.hypernodes import (
     parse,
     selectors,
 )
-
-
-def _lookup_key(m: Member) -> tuple[str, frozenset[str]] | None:
-    """The label key and values a label member needs one of (its first In requirement)."""
-    return next(((r.key, r.values) for r in m.requirements if r.operator == IN), None)
-
-
-def _scanned(m: Member) -> bool:
-    """A label member no index narrows (expressions only, no In): tried on every node."""
-    return m.exact is None and m.pattern is None and bool(m.requirements) and _lookup_key(m) is None
 
 
 @dataclass(slots=True)
@@ -58,17 +45,7 @@ class HyperNodeIndex:
     selected_by: dict[str, set[str]] = field(default_factory=dict)  # node -> HyperNodes whose Node members select it
     matched: dict[str, list[set[str]]] = field(default_factory=dict)  # HyperNode -> per HyperNode member, what it selects
     parents: dict[str, set[str]] = field(default_factory=dict)  # HyperNode -> HyperNodes whose members select it
-    # lookups for a node's candidate HyperNodes
-    by_name: dict[str, set[str]] = field(default_factory=dict)  # node name -> HyperNodes with that exactMatch
-    by_label: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # (key, value) -> HyperNodes needing it
-    by_prefix: dict[str, set[str]] = field(default_factory=dict)  # a regex's literal prefix -> HyperNodes with it
-    prefix_lengths: Counter = field(default_factory=Counter)  # the lengths of those prefixes, with their uses
-    scan: set[str] = field(default_factory=set)  # HyperNodes with a member that is tried on every node
-    # lookups for a HyperNode's candidate nodes: names in order (for regex prefixes), and
-    # node values of only the label keys some member needs
-    names: list[str] = field(default_factory=list)
-    nodes_by_label: dict[str, dict[str, set[str]]] = field(default_factory=dict)
-    key_uses: Counter = field(default_factory=Counter)
+    lookups: MemberLookups = field(default_factory=MemberLookups)
     # the result
     outers: dict[str, set[str]] = field(default_factory=dict)  # HyperNode -> HyperNodes containing its own nodes
     below: dict[str, frozenset[str]] = field(default_factory=dict)  # HyperNode -> HyperNodes whose own nodes it contains
@@ -87,39 +64,17 @@ class HyperNodeIndex:
 
     def set_node(self, node: str, labels: Mapping[str, str]) -> bool:
         """A node appeared or its labels changed; whether its path changed."""
-        old = self.labels.get(node)
-        self._unindex_node(node, old)
-        if old is None:
-            bisect.insort(self.names, node)
+        self.lookups.node_labelled(node, self.labels.get(node), labels)
         self.labels[node] = labels
-        for key, values in self.nodes_by_label.items():
-            if key in labels:
-                values.setdefault(labels[key], set()).add(node)
-        self._reselect(node, self._selecting(node, labels))
+        selecting = {n for n in self.lookups.candidates(node, labels) if self.hypernodes[n].holds_node(node, labels)}
+        self._reselect(node, selecting)
         return self._repath(node)
 
     def remove_node(self, node: str) -> bool:
         """A node is gone; whether it had a path."""
-        old = self.labels.pop(node, None)
-        self._unindex_node(node, old)
-        if old is not None:
-            del self.names[bisect.bisect_left(self.names, node)]
+        self.lookups.node_labelled(node, self.labels.pop(node, None), None)
         self._reselect(node, set())
         return self._repath(node)
-
-    def _unindex_node(self, node: str, labels: Mapping[str, str] | None) -> None:
-        for key, values in self.nodes_by_label.items():
-            if labels is not None and key in labels:
-                discard_from(values, labels[key], node)
-
-    def _selecting(self, node: str, labels: Mapping[str, str]) -> set[str]:
-        """The HyperNodes whose Node members select the node."""
-        candidates = set(self.by_name.get(node, ())) | self.scan
-        for length in self.prefix_lengths:
-            candidates |= self.by_prefix.get(node[:length], set()) if len(node) >= length else set()
-        for pair in labels.items():
-            candidates |= self.by_label.get(pair, set())
-        return {name for name in candidates if self.hypernodes[name].holds_node(node, labels)}
 
     def _reselect(self, node: str, selecting: set[str]) -> None:
         before = self.selected_by.pop(node, set())
@@ -203,8 +158,8 @@ class HyperNodeIndex:
         """Forget a HyperNode, its members and what they selected; the nodes it selected."""
         del self.hypernodes[hn.name]
         for m in hn.node_members:
-            self._unregister(hn.name, m)
-        self.scan.discard(hn.name)
+            self.lookups.unregister(hn.name, m)
+        self.lookups.scan.discard(hn.name)
         for child in self._children(hn.name):
             discard_from(self.parents, child, hn.name)
         self.matched.pop(hn.name, None)
@@ -220,7 +175,7 @@ class HyperNodeIndex:
         """Learn a HyperNode, its members and what they select; the nodes it selects."""
         self.hypernodes[hn.name] = hn
         for m in hn.node_members:
-            self._register(hn.name, m)
+            self.lookups.register(hn.name, m, self.labels)
         if link:
             for outer, selected in self.matched.items():  # the others' HyperNode members that select it
                 for m, names in zip(self.hypernodes[outer].group_members, selected):
@@ -231,77 +186,11 @@ class HyperNodeIndex:
                 self.matched[hn.name] = [set(names) for names in hn.group_matches(self.hypernodes)]
                 for child in self._children(hn.name):
                     self.parents.setdefault(child, set()).add(hn.name)
-        own: set[str] = set().union(*(self._selected_nodes(m) for m in hn.node_members))
+        own: set[str] = set().union(*(self.lookups.selected_nodes(m, self.labels) for m in hn.node_members))
         self.own_nodes[hn.name] = own
         for node in own:
             self.selected_by.setdefault(node, set()).add(hn.name)
         return own
-
-    def _register(self, name: str, m: Member) -> None:
-        lookup = _lookup_key(m)
-        if m.exact is not None:
-            self.by_name.setdefault(m.exact, set()).add(name)
-        elif m.pattern is not None:
-            self.by_prefix.setdefault(m.prefix, set()).add(name)
-            self.prefix_lengths[len(m.prefix)] += 1
-        elif lookup is not None:
-            key, values = lookup
-            for value in values:
-                self.by_label.setdefault((key, value), set()).add(name)
-            self._use_key(key, +1)
-        elif _scanned(m):
-            self.scan.add(name)
-
-    def _unregister(self, name: str, m: Member) -> None:
-        lookup = _lookup_key(m)
-        if m.exact is not None:
-            discard_from(self.by_name, m.exact, name)
-        elif m.pattern is not None:
-            discard_from(self.by_prefix, m.prefix, name)
-            self.prefix_lengths[len(m.prefix)] -= 1
-            if self.prefix_lengths[len(m.prefix)] <= 0:
-                del self.prefix_lengths[len(m.prefix)]
-        elif lookup is not None:
-            key, values = lookup
-            for value in values:
-                discard_from(self.by_label, (key, value), name)
-            self._use_key(key, -1)
-
-    def _use_key(self, key: str, delta: int) -> None:
-        """Index the nodes by a label key while some member needs it."""
-        self.key_uses[key] += delta
-        if self.key_uses[key] <= 0:
-            del self.key_uses[key]
-            self.nodes_by_label.pop(key, None)
-        elif key not in self.nodes_by_label:
-            index: dict[str, set[str]] = {}
-            for node, labels in self.labels.items():
-                if key in labels:
-                    index.setdefault(labels[key], set()).add(node)
-            self.nodes_by_label[key] = index
-
-    def _selected_nodes(self, m: Member) -> set[str]:
-        if m.exact is not None:
-            return {m.exact} if m.exact in self.labels else set()
-        if m.pattern is not None:
-            return {node for node in self._named_from(m.prefix) if m.selects(node, self.labels[node])}
-        lookup = _lookup_key(m)
-        if lookup is not None:
-            key, values = lookup
-            by_value = self.nodes_by_label.get(key, {})
-            candidates: Iterable[str] = set().union(*(by_value.get(v, ()) for v in values))
-        elif _scanned(m):
-            candidates = self.labels
-        else:
-            return set()
-        return {node for node in candidates if m.selects(node, self.labels[node])}
-
-    def _named_from(self, prefix: str) -> Iterator[str]:
-        """The nodes whose names start with `prefix`."""
-        for i in range(bisect.bisect_left(self.names, prefix), len(self.names)):
-            if not self.names[i].startswith(prefix):
-                return
-            yield self.names[i]
 
     # -- the hierarchy ----------------------------------------------------------------------------
 
@@ -309,26 +198,10 @@ class HyperNodeIndex:
         return set().union(*self.matched.get(name, ()))
 
     def _above(self, name: str) -> set[str]:
-        """The HyperNode and every HyperNode above it, as the hierarchy is now."""
-        found, todo = {name}, [name]
-        while todo:
-            for outer in self.parents.get(todo.pop(), ()):
-                if outer not in found:
-                    found.add(outer)
-                    todo.append(outer)
-        return found
+        return upwards(name, self.parents)
 
     def _in_cycle(self, name: str) -> bool:
-        """Whether the HyperNode now reaches itself (the one cycle a single change can make)."""
-        seen, todo = set(), list(self._children(name))
-        while todo:
-            child = todo.pop()
-            if child == name:
-                return True
-            if child not in seen:
-                seen.add(child)
-                todo.extend(self._children(child))
-        return False
+        return reaches_itself(name, self._children)
 
     def _restructure(self, touched: set[str]) -> set[str]:
         """Walk the whole hierarchy again, in the order hypernode_topology() does (a cycle's
@@ -347,22 +220,7 @@ class HyperNodeIndex:
     def _rewalk(self, stale: set[str], touched: set[str]) -> set[str]:
         """Recompute `below` and the domain of the stale HyperNodes only (a change and all
         above it, before and after), children first; the hierarchy has no cycle."""
-        order: list[str] = []  # stale HyperNodes, each after its stale children
-        seen: set[str] = set()
-        for start in sorted(stale & self.hypernodes.keys()):
-            if start in seen:
-                continue
-            seen.add(start)
-            stack = [(start, iter(self._children(start)))]
-            while stack:
-                name, todo = stack[-1]
-                child = next((c for c in todo if c in stale and c not in seen), None)
-                if child is None:
-                    stack.pop()
-                    order.append(name)
-                else:
-                    seen.add(child)
-                    stack.append((child, iter(self._children(child))))
+        order = children_first(stale, self.hypernodes, self._children)
         before = {name: self.below.pop(name, frozenset()) for name in stale}
         for name in stale - self.hypernodes.keys():
             self.exprs.pop(name, None)

@@ -238,45 +238,8 @@ class MemoryIndex:
             for key in list(self.vacant.get(node, ())):
                 self.reoccupy(node, key)
 
-    # -- rankless promises (behaviour.md "Admission") -------------------------------------------------
+    # -- rankless promises (behaviour.md "Admission"): `promised` makes, claims and releases them
     promises = property(lambda self: self.promised.promises)
-
-    def promise(self, key: str, node: str, now: float, lasts: float) -> None:
-        self.promised.make(key, node, now, lasts)
-
-    def claim_promise(self, key: str, node: str, pod_uid: str, now: float) -> None:
-        self.promised.claim(key, node, pod_uid, now)
-
-    def promised_nodes(self, key: str, now: float) -> set[str]:
-        return self.promised.nodes(key, now)
-
-    def release_promise(self, key: str, node: str, pod_uid: str | None = None) -> None:
-        self.promised.release(key, node, pod_uid)
-
-    def drop_expired_promises(self, now: float) -> None:
-        self.promised.drop_expired(now)
-
-    # -- forgetting (behaviour.md "Memory": TTL and size bound) ----------------------------------------
-    def expired(self, now: float, ttl: float) -> list[str]:
-        """Owners with no live pods and nothing seen for `ttl` seconds."""
-        return sorted(
-            key for key, mem in self.owners.items() if now - mem.last_seen >= ttl and not self.has_live_pods(key)
-        )
-
-    def over_bound(self, max_ranks: int) -> list[str]:
-        """Least recently seen owners to forget until at most `max_ranks` ranks remain."""
-        excess = self.rank_count - max_ranks
-        if excess <= 0:
-            return []
-        victims: list[str] = []
-        for mem in sorted(self.owners.values(), key=lambda m: (m.last_seen, m.owner.key)):
-            if excess <= 0:
-                break
-            if not mem.ranks:
-                continue  # forgetting a pool-only owner frees no ranks
-            victims.append(mem.owner.key)
-            excess -= len(mem.ranks)
-        return victims
 
     def drop_expired_faults(self, now: float, keep_for: float) -> None:
         for mem in self.owners.values():
