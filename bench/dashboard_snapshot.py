@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "e2e"))
 
-from homing.operator.kube import MERGE_PATCH, Kube  # noqa: E402
+from homing.kube.client import MERGE_PATCH, Kube  # noqa: E402
 from homing_e2e import objects as o  # noqa: E402
 from homing_e2e.cluster import LocalControlPlane, build_binaries  # noqa: E402
 from homing_e2e.fake_kubelet import FakeKubelet  # noqa: E402

@@ -21,8 +21,8 @@ import tracemalloc
 from pathlib import Path
 
 from homing.config import Settings
-from homing.engine.admission import decide
-from homing.engine.displacement import Load
+from homing.engine.placement.decide import decide
+from homing.engine.placement.displacement import Load
 from homing.engine.identity import WorkloadIndex
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import ClusterSnapshot, Health, NodeState, OwnerRef

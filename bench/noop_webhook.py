@@ -14,7 +14,7 @@ import ssl
 import aiohttp.web
 from prometheus_client import start_http_server
 
-from homing.operator.selfhealth import LoopLagMonitor
+from homing.kube.selfhealth import LoopLagMonitor
 
 
 async def review(request: aiohttp.web.Request) -> aiohttp.web.Response:

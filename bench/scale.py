@@ -50,9 +50,9 @@ import scale_cluster as fill  # noqa: E402
 import scale_measure as m  # noqa: E402
 from homing.config import Settings  # noqa: E402
 from homing.engine.model import OwnerRef  # noqa: E402
-from homing.operator import webhookconfig  # noqa: E402
-from homing.operator.kube import Kube  # noqa: E402
-from homing.operator.reflector import Reflector  # noqa: E402
+from homing.kube import webhookconfig  # noqa: E402
+from homing.kube.client import Kube  # noqa: E402
+from homing.kube.reflector import Reflector  # noqa: E402
 from homing.placementmemory import GROUP, PLURAL, VERSION, belonging, merge, read_object, shard_name  # noqa: E402
 from homing_e2e import objects, volcano  # noqa: E402
 from homing_e2e.cluster import BIN_DIR, LocalControlPlane, build_binaries, free_port  # noqa: E402

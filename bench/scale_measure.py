@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from homing.operator.kube import Kube
+from homing.kube.client import Kube
 
 Buckets = dict[float, float]  # upper bound -> cumulative count
 

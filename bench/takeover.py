@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
 
-from homing.operator.kube import Kube  # noqa: E402
+from homing.kube.client import Kube  # noqa: E402
 from homing_e2e import failover, objects  # noqa: E402
 from homing_e2e.cluster import LocalControlPlane, build_binaries  # noqa: E402
 from homing_e2e.fake_kubelet import FakeKubelet  # noqa: E402

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from homing.config import Settings
-from homing.engine.cluster_topology.sources import TopologySources
+from homing.engine.cluster.topology.sources import TopologySources
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "topology.json"

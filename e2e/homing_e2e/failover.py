@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from homing.operator.kube import Kube, KubeError
+from homing.kube.client import Kube, KubeError
 from homing.placementmemory import GROUP, PLURAL, VERSION
 from homing.placementmemory.decode import merge, read_object
 from homing_e2e import objects as o

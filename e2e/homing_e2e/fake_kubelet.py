@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 
-from homing.operator.kube import MERGE_PATCH, Kube, KubeError
+from homing.kube.client import MERGE_PATCH, Kube, KubeError
 
 FAKE_NODE_LABEL = "homing.io/e2e-fake-node"
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from homing.operator.kube import Kube, KubeError
+from homing.kube.client import Kube, KubeError
 from homing_e2e import objects
 from homing_e2e.cluster import BIN_DIR, E2E_DIR, free_port
 from homing_e2e.pki import serving_pair

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from homing.operator.kube import MERGE_PATCH, Kube, KubeError
+from homing.kube.client import MERGE_PATCH, Kube, KubeError
 from homing_e2e.fake_kubelet import FAKE_NODE_LABEL
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from homing.operator.kube import Kube
+from homing.kube.client import Kube
 from homing_e2e.operator_process import OperatorProcess
 
 

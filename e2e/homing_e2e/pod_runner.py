@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 
-from homing.operator.kube import MERGE_PATCH, Kube, KubeError
+from homing.kube.client import MERGE_PATCH, Kube, KubeError
 
 STRATEGIC = "application/strategic-merge-patch+json"
 from homing_e2e.operator_process import OperatorProcess

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import yaml
 
-from homing.operator.kube import MERGE_PATCH, Kube, KubeError
-from homing.operator.reflector import Reflector
+from homing.kube.client import MERGE_PATCH, Kube, KubeError
+from homing.kube.reflector import Reflector
 from homing_e2e import objects as o
 from homing_e2e.cluster import E2E_DIR, LocalControlPlane, free_port
 from homing_e2e.imagecache import ImageCache

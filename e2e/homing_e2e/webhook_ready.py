@@ -2,7 +2,7 @@
 informer saw the configuration, which the elected leader writes."""
 from __future__ import annotations
 
-from homing.operator.kube import Kube, KubeError
+from homing.kube.client import Kube, KubeError
 from homing_e2e import objects as o
 
 INSTALL_NAMESPACE = "homing-system"

@@ -19,7 +19,7 @@ class Weights(BaseModel):
     # The order of docs/behaviour.md ("Weights") after Kubernetes' normalisation, with a
     # claimed home below every other node by enough to outweigh the scheduler's image
     # locality: the claimed term lifts the best node's sum to ~450, so a normalisation step
-    # is 5 and each step of the order is at least that (engine/weights.py proves it).
+    # is 5 and each step of the order is at least that (engine/placement/weights.py proves it).
     domains: list[int] = Field(default_factory=lambda: [32, 26, 20])  # innermost first
     image_warm: int = 10  # inside a level: warm and clear > warm > clear > the rest
     keep_clear: int = 5  # not a vacant home (of any owner, siblings included)
@@ -27,7 +27,7 @@ class Weights(BaseModel):
     # it acts as one more level: above image-warm and clear (10 + 5 and a step of 5).
     displace: int = 20
     # Beside the displace term: nodes free at admission, above displace (a freed victim
-    # node is a gang's home) and below displace + image-warm (engine/rules/free_room.py).
+    # node is a gang's home) and below displace + image-warm (engine/placement/rules/free_room.py).
     free_room: int | None = None  # None: displace + half of image_warm (25)
     avoid_fault: int = 100
     # NotIn claimed homes (and the rank's fault nodes): carried by two terms (100 + 60),
@@ -38,9 +38,9 @@ class Weights(BaseModel):
 
     @model_validator(mode="after")
     def _keeps_order(self) -> "Weights":
-        from homing.engine.weights import order_violations
+        from homing.engine.placement.weights import order_violations
 
-        from homing.engine.weights import free_room_weight
+        from homing.engine.placement.weights import free_room_weight
 
         self.free_room = free_room_weight(self)
         problems = order_violations(self)
@@ -64,7 +64,7 @@ class Preferences(BaseModel):
 
 class DeletionCost(BaseModel):
     """Scale-in frees the homes others wait for: a ReplicaSet's replica bound to another
-    workload's claimed home gets a deletion cost below its siblings' (engine/deletion_cost.py)."""
+    workload's claimed home gets a deletion cost below its siblings' (engine/replicas/deletion_cost.py)."""
 
     enabled: bool = True
     interval_seconds: float = Field(default=1.0, gt=0)  # how often the leader compares marks with claims
@@ -154,7 +154,7 @@ class Webhook(BaseModel):
 
 class Replicas(BaseModel):
     """Several replicas (behaviour.md "Operation"): one Lease elects the writer; each replica's member Lease
-    says it is alive, which splits rankless pools among the replicas (engine/shares.py).
+    says it is alive, which splits rankless pools among the replicas (engine/replicas/shares.py).
     Timings are client-go's defaults; lease > renew > 1.2 x retry."""
 
     namespace: str | None = None  # where the Leases live; default: the webhook's service namespace
@@ -170,7 +170,7 @@ class Replicas(BaseModel):
 
     @model_validator(mode="after")
     def _client_go_rules(self) -> "Replicas":
-        from homing.engine.leadership import Timings
+        from homing.engine.replicas.leadership import Timings
 
         Timings(self.lease_seconds, self.renew_seconds, self.retry_seconds)  # raises when they could overlap
         return self

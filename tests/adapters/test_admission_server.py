@@ -14,8 +14,8 @@ import kopf
 import orjson
 import pytest
 
-from homing.operator import handlers
-from homing.operator.admission_server import WEBHOOK_ID, AdmissionServer
+from homing.kube import handlers
+from homing.kube.admission_server import WEBHOOK_ID, AdmissionServer
 
 from .test_admitter import admitter, rank0
 

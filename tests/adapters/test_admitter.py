@@ -8,8 +8,8 @@ import pytest
 from homing.config import Settings
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import Health, NodeState
-from homing.operator.admitter import Admitter
-from homing.operator.cluster import ClusterState
+from homing.kube.admitter import Admitter
+from homing.kube.cluster import ClusterState
 from tests.engine.helpers import NOW, owner, pod
 
 JOB = owner(kind="Job", name="train")
@@ -52,7 +52,7 @@ def test_the_admitted_log_line_names_the_bursts_victim():
     """An operator reading the logs sees which workload a burst agreed to displace (behaviour.md "Beyond the home")."""
     from structlog.testing import capture_logs
 
-    from homing.engine.displacement import Load
+    from homing.engine.placement.displacement import Load
     from tests.engine.test_displacement import replica
 
     settings = Settings()

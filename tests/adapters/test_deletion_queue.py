@@ -1,13 +1,13 @@
 """The pod adapter keeps each pending accelerator pod's place in its scheduler's queue for
-the scale-in marks (engine/deletion_cost.py): a Volcano Job's pods by their PodGroup's
+the scale-in marks (engine/replicas/deletion_cost.py): a Volcano Job's pods by their PodGroup's
 creation, as Volcano orders equal-priority jobs; the place goes when the pod binds or goes."""
 from __future__ import annotations
 
 from homing.config import Settings
-from homing.engine.deletion_cost import Queued, queue_order
+from homing.engine.replicas.deletion_cost import Queued, queue_order
 from homing.engine.memory.index import MemoryIndex
-from homing.operator.cluster import ClusterState
-from homing.operator.pods import PodObserver
+from homing.kube.cluster import ClusterState
+from homing.kube.pods import PodObserver
 
 
 def podgroup(name: str, created: str) -> dict:

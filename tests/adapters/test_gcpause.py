@@ -9,7 +9,7 @@ import pytest
 from homing.engine.memory.entries import RankEntry
 from prometheus_client import REGISTRY
 
-from homing.operator import gcpause
+from homing.kube import gcpause
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from kubernetes_asyncio import client
 
-from homing.operator.kube import PROXY_VARIABLES, Kube
+from homing.kube.client import PROXY_VARIABLES, Kube
 
 
 @pytest.mark.parametrize("proxy", [None, "HTTPS_PROXY", "http_proxy"])

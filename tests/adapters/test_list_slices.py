@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from homing.operator.lister import Slicer
+from homing.kube.lister import Slicer
 
 
 class FakeClock:

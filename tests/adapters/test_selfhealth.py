@@ -13,9 +13,9 @@ import kopf
 import pytest
 from prometheus_client import REGISTRY
 
-from homing.operator import handlers, selfhealth
-from homing.operator.reflector import Reflector
-from homing.operator.selfhealth import LoopLagMonitor, Supervisor, serve_ready
+from homing.kube import handlers, selfhealth
+from homing.kube.reflector import Reflector
+from homing.kube.selfhealth import LoopLagMonitor, Supervisor, serve_ready
 
 
 def sample(name: str, labels: dict[str, str] | None = None) -> float:

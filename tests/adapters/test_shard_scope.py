@@ -9,11 +9,11 @@ import pytest
 
 from homing.config import Settings
 from homing.engine.memory.index import MemoryIndex
-from homing.operator.cluster import ClusterState
-from homing.operator.pods import PodObserver
-from homing.operator.runtime import Runtime
-from homing.operator.store import Store
-from homing.operator.webhookconfig import configuration
+from homing.kube.cluster import ClusterState
+from homing.kube.pods import PodObserver
+from homing.kube.runtime import Runtime
+from homing.kube.store import Store
+from homing.kube.webhookconfig import configuration
 from homing.placementmemory import encode, resource_body, snapshot
 
 from .test_store_writes import FakeKube, small_owner
@@ -108,7 +108,7 @@ class RecordingKube:
 
 
 async def test_a_shards_replicas_count_only_each_other():
-    from homing.operator.replicas import MEMBER_LABEL, Replicas
+    from homing.kube.replicas import MEMBER_LABEL, Replicas
 
     kube = RecordingKube()
     replicas = Replicas(kube, shard("a"))

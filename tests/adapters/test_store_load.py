@@ -10,8 +10,8 @@ import pytest
 from structlog.testing import capture_logs
 
 from homing.engine.memory.index import MemoryIndex
-from homing.operator import loader as loader_module
-from homing.operator.store import Store
+from homing.kube import loader as loader_module
+from homing.kube.store import Store
 from homing.placementmemory import legacy_status, resource_body, resource_name
 
 from .test_store_writes import FakeKube, assert_same_memory, big_owner, dirty_index, errors_total, small_owner
@@ -183,7 +183,7 @@ async def test_page_size_bounds_start_up_memory():
 
 async def test_missing_crd_fails_loudly():
     kube = FakeKube()
-    from homing.operator.kube import KubeError
+    from homing.kube.client import KubeError
     kube.fail = lambda method, path: KubeError(404, "404 page not found")
     with pytest.raises(RuntimeError, match="CRD is not installed"):
         await Store(kube).load(MemoryIndex())

@@ -17,11 +17,11 @@ from structlog.testing import capture_logs
 from homing.engine.memory.entries import FaultMark, OwnerMemory, PoolEntry, RankEntry, Stats
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import OwnerRef
-from homing.operator.kube import KubeError
+from homing.kube.client import KubeError
 from homing import placementmemory
-from homing.operator import loader as loader_module
-from homing.operator import store as store_module
-from homing.operator.store import Store
+from homing.kube import loader as loader_module
+from homing.kube import store as store_module
+from homing.kube.store import Store
 from homing.placementmemory import resource_name
 
 MIB = 1024 * 1024

@@ -6,7 +6,7 @@ import datetime
 import pytest
 from cryptography import x509
 
-from homing.operator import tls
+from homing.kube import tls
 
 HOSTS = ["homing-webhook.homing-system.svc", "localhost", "127.0.0.1"]
 

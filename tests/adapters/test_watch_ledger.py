@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from homing.operator.watchledger import Ledger, newer
+from homing.kube.watchledger import Ledger, newer
 
 
 def obj(uid: str, version: int | str) -> dict:

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from homing.config import Settings
 from homing.engine.memory.entries import FaultMark, OwnerMemory, PoolEntry, RankEntry, rank_index
 from homing.engine.model import ClusterSnapshot, Health, NodeState, OwnerRef, Rank
-from homing.engine.strategies import RankContext
+from homing.engine.placement.strategies import RankContext
 
 HOSTNAME = "kubernetes.io/hostname"
 PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from homing.engine.accelerators import accelerator_request
+from homing.engine.identity.accelerators import accelerator_request
 
 PREFIXES = ("huawei.com/", "nvidia.com/")
 

@@ -8,7 +8,7 @@ import jsonpatch
 import pytest
 
 from homing.config import Bounds, Settings
-from homing.engine.admission import decide
+from homing.engine.placement.decide import decide
 from homing.engine.identity import WorkloadIndex
 from homing.engine.memory import LivePod, MemoryIndex
 from homing.engine.model import Health

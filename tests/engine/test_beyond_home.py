@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from homing.config import Preferences, Settings
-from homing.engine import lifecycle
-from homing.engine.admission import decide
+from homing.engine.memory import lifecycle
+from homing.engine.placement.decide import decide
 from homing.engine.identity import WorkloadIndex
-from homing.engine.images import node_images, normalise, pod_images
+from homing.engine.cluster.images import node_images, normalise, pod_images
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import ClusterSnapshot, Health, NodeState
-from homing.engine.podview import pod_view
+from homing.engine.identity.podview import pod_view
 
 from .helpers import NOW, owner, pod
 
@@ -248,7 +248,7 @@ def test_a_pod_sent_home_that_landed_elsewhere_says_whether_the_node_was_warm():
 
 
 def test_topology_sources_carry_node_images_into_the_snapshot():
-    from homing.engine.cluster_topology.sources import TopologySources
+    from homing.engine.cluster.topology.sources import TopologySources
 
     src = TopologySources(SETTINGS)
     node = {"metadata": {"name": "n1", "labels": {}}, "spec": {},

@@ -13,7 +13,7 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 from homing.config import Settings
-from homing.engine.admission import decide
+from homing.engine.placement.decide import decide
 from homing.engine.identity import WorkloadIndex
 from homing.engine.memory.index import LivePod, MemoryIndex
 from homing.engine.model import ClusterSnapshot, Health, NodeState

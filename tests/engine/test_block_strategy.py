@@ -9,7 +9,7 @@ import jsonpatch
 import pytest
 
 from homing.config import Settings
-from homing.engine.admission import decide
+from homing.engine.placement.decide import decide
 from homing.engine.identity import WorkloadIndex
 from homing.engine.memory import MemoryIndex
 from homing.engine.memory.index import LivePod

@@ -1,4 +1,4 @@
-"""Claimed homes, case by case: which vacant homes a pod keeps off (engine/claimed.py) and
+"""Claimed homes, case by case: which vacant homes a pod keeps off (engine/placement/claimed.py) and
 what the decision then carries, for a rank whose home is held, cordoned or faulted, for
 ranked owners and pools, the pod's own gang and other workloads."""
 from __future__ import annotations
@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 import pytest
 
 from homing.config import Preferences, Settings
-from homing.engine.admission import decide
-from homing.engine.claimed import claimants_by_node, claimed_homes
-from homing.engine.siblings import sibling_homes
+from homing.engine.placement.decide import decide
+from homing.engine.placement.claimed import claimants_by_node, claimed_homes
+from homing.engine.memory.siblings import sibling_homes
 from homing.engine.identity import WorkloadIndex
 from homing.engine.memory.index import LivePod, MemoryIndex
 from homing.engine.model import ClusterSnapshot, Health, NodeState

@@ -1,4 +1,4 @@
-"""The scale-in marks (engine/deletion_cost.py): set on a replica bound to another
+"""The scale-in marks (engine/replicas/deletion_cost.py): set on a replica bound to another
 workload's claimed home, removed when the home is no longer claimed, never a user's cost;
 ordered so that the homes of the owner its scheduler places first are freed first."""
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from homing.engine.deletion_cost import (
+from homing.engine.replicas.deletion_cost import (
     MARK, MARK_BAND, MARK_FLOOR, Queued, Replica, is_mark, mark_values, marks, queue_order, queued,
 )
 

@@ -10,9 +10,9 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 from homing.config import Preferences, Settings
-from homing.engine.admission import decide
-from homing.engine.beyond_home import eviction_victims, every_victim
-from homing.engine.displacement import Burst, Load, choose, free_nodes, free_slots, pod_load, victims
+from homing.engine.placement.decide import decide
+from homing.engine.placement.beyond_home import eviction_victims, every_victim
+from homing.engine.placement.displacement import Burst, Load, choose, free_nodes, free_slots, pod_load, victims
 from homing.engine.identity import WorkloadIndex
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import ClusterSnapshot, Health, NodeState

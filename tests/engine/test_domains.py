@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from homing.engine.domains import home_domains
-from homing.engine.job_kinds.levels import Level
+from homing.engine.placement.domains import home_domains
+from homing.engine.placement.job_kinds.levels import Level
 
 from .helpers import rank, topo_memory
 

@@ -1,7 +1,7 @@
 """A gang restart scored the way the shipped schedulers score it: node affinity normalised
 over the candidate nodes times its weight, plus image locality unnormalised (up to 100 on
 every node holding the image) and the resource-balancing scores within their spread
-(engine/scheduler_scores.py). The scheduler places the gang's pods one by one in any order,
+(engine/placement/scheduler_scores.py). The scheduler places the gang's pods one by one in any order,
 each on its best-scoring free node, ties broken against homing (a claimed home first).
 
 What must hold: when k of the n homes are held by other pods, every one of the n - k ranks
@@ -19,11 +19,11 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 from homing.config import Preferences, Settings
-from homing.engine.admission import decide
+from homing.engine.placement.decide import decide
 from homing.engine.identity import WorkloadIndex
 from homing.engine.memory.index import LivePod, MemoryIndex
 from homing.engine.model import ClusterSnapshot, Health, NodeState
-from homing.engine.scheduler_scores import RESOURCE_SPREAD, SHIPPED, SchedulerProfile
+from homing.engine.placement.scheduler_scores import RESOURCE_SPREAD, SHIPPED, SchedulerProfile
 
 from .helpers import NOW, PREFERRED, normalise, npu_pod, owner, raw_scores
 

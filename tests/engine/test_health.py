@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from homing.config import Labels
-from homing.engine.health import node_health, node_state, node_topology
+from homing.engine.cluster.health import node_health, node_state, node_topology
 from homing.engine.model import Health
 
 from .helpers import node_obj

@@ -12,9 +12,9 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 from homing.config import Settings
-from homing.engine.cluster_topology.hypernode_index import HyperNodeIndex
-from homing.engine.cluster_topology.hypernodes import hypernode_topology
-from homing.engine.cluster_topology.sources import TopologySources
+from homing.engine.cluster.topology.hypernode_index import HyperNodeIndex
+from homing.engine.cluster.topology.hypernodes import hypernode_topology
+from homing.engine.cluster.topology.sources import TopologySources
 
 from .helpers import node_obj
 

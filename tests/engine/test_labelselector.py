@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from homing.engine.labelselector import Requirement, is_empty, matches, requirements
+from homing.engine.cluster.labelselector import Requirement, is_empty, matches, requirements
 
 LABELS = {"role": "worker", "zone": "a", "empty": ""}
 

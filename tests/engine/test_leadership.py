@@ -1,9 +1,9 @@
-"""Leader election's state machine (engine/leadership.py): client-go's rules as a table."""
+"""Leader election's state machine (engine/replicas/leadership.py): client-go's rules as a table."""
 from __future__ import annotations
 
 import pytest
 
-from homing.engine.leadership import Action, LeaseView, State, Timings, failed, step, succeeded
+from homing.engine.replicas.leadership import Action, LeaseView, State, Timings, failed, step, succeeded
 
 T = Timings(lease=15, renew=10, retry=2)
 

@@ -1,4 +1,4 @@
-"""behaviour.md "Memory" lifecycle as a pure step (engine/lifecycle.py): binds, warm nodes, faults
+"""behaviour.md "Memory" lifecycle as a pure step (engine/memory/lifecycle.py): binds, warm nodes, faults
 judged when a pod ends, promises, outcomes, durable lastSeen, re-lists. No cluster."""
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from homing.engine import lifecycle
+from homing.engine.memory import lifecycle
 from homing.engine.identity import WorkloadIndex
-from homing.engine.lifecycle import DELETED, LISTED, Faulted, Placed, Policy, Remembered, Warmed
+from homing.engine.memory.lifecycle import DELETED, LISTED, Faulted, Placed, Policy, Remembered, Warmed
 from homing.engine.memory import forgetting
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import Health
-from homing.engine.podview import pod_view
+from homing.engine.identity.podview import pod_view
 
 from .helpers import NOW, memory, owner, pod, snapshot
 

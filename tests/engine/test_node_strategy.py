@@ -8,7 +8,7 @@ import pytest
 from homing.config import Bounds, Settings, Weights, Labels
 from homing.engine.memory import MemoryIndex
 from homing.engine.model import Health, Operator
-from homing.engine.strategies import node_strategy
+from homing.engine.placement.strategies import node_strategy
 
 from .helpers import HOSTNAME, NOW, by_role, context, memory, owner, snapshot
 

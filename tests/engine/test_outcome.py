@@ -7,8 +7,8 @@ import json
 import pytest
 
 from homing.engine.model import Health
-from homing.engine.outcome import Outcome, classify
-from homing.engine.podview import decided_domains
+from homing.engine.memory.outcome import Outcome, classify
+from homing.engine.identity.podview import decided_domains
 
 from .helpers import snapshot
 
@@ -87,7 +87,7 @@ def test_decided_domains(annotations, domains):
 
 
 def test_decided_domains_round_trip_through_decision_annotation():
-    from homing.engine.admission import Decision
+    from homing.engine.placement.decide import Decision
 
     d = Decision(outcome="domain", reason="no-memory", kind="super-pod", domains=["rack=r2", "superPod=S1"])
     assert decided_domains(d.annotations()) == (("rack", "r2"), ("superPod", "S1"))

@@ -7,7 +7,7 @@ import jsonpatch
 import pytest
 
 from homing.engine.model import Operator, Term
-from homing.engine.patch import affinity_patch
+from homing.engine.placement.patch import affinity_patch
 
 from .helpers import HOSTNAME, PREFERRED, pod
 

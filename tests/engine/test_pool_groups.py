@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from homing.config import Settings
-from homing.engine.admission import decide
+from homing.engine.placement.decide import decide
 from homing.engine.identity import WorkloadIndex
 from homing.engine.identity.pool_group import pool_group
 from homing.engine.memory.index import MemoryIndex

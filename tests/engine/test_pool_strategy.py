@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from homing.engine.model import Health, Operator
-from homing.engine.strategies import pool_strategy
+from homing.engine.placement.strategies import pool_strategy
 
 from .helpers import HOSTNAME, NOW, by_role, memory, snapshot
 

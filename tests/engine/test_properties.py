@@ -15,15 +15,15 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 from homing.config import Bounds, Settings, Weights
-from homing.engine.admission import decide
-from homing.engine.beyond_home import BeyondHome
-from homing.engine.claimed import claimed_homes
-from homing.engine.siblings import sibling_homes
+from homing.engine.placement.decide import decide
+from homing.engine.placement.beyond_home import BeyondHome
+from homing.engine.placement.claimed import claimed_homes
+from homing.engine.memory.siblings import sibling_homes
 from homing.engine.identity import WorkloadIndex
 from homing.engine.memory import MemoryIndex
 from homing.engine.model import Health
-from homing.engine.strategies import node_strategy
-from homing.engine.weights import node_classes, order_violations
+from homing.engine.placement.strategies import node_strategy
+from homing.engine.placement.weights import node_classes, order_violations
 
 from .helpers import NOW, PREFERRED, context, k8s_scores, memory, normalise, owner, pod, snapshot
 
@@ -185,7 +185,7 @@ def test_scores_keep_the_spec_order(sc: Scenario):
     assert all(len(set(t.values)) == len(t.values) for t in d.terms)
 
 
-# -- the order classes of homing.engine.weights, checked by brute force --------------------------
+# -- the order classes of homing.engine.placement.weights, checked by brute force --------------------------
 
 def _situations(w: Weights, levels: int):
     """Every kind of node a rank can see, with its class (0 best, per behaviour.md "Weights" and 4.4) and

@@ -1,5 +1,5 @@
 """The weights check models the shipped scheduler configurations: the profiles in
-engine/scheduler_scores.py must say what the shipped files say."""
+engine/placement/scheduler_scores.py must say what the shipped files say."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from homing.engine.scheduler_scores import KUBE_SCHEDULER, VOLCANO
+from homing.engine.placement.scheduler_scores import KUBE_SCHEDULER, VOLCANO
 
 MANIFESTS = Path(__file__).resolve().parents[2] / "manifests"
 VOLCANO_DEFAULTS = {"imagelocality.weight": 1, "leastrequested.weight": 1, "balancedresource.weight": 1}  # nodeorder.go

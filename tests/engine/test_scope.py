@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from homing.engine.scope import accelerator_resources, out_of_scope
+from homing.engine.identity.scope import accelerator_resources, out_of_scope
 
 from .helpers import owner, pod
 

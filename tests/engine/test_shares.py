@@ -1,4 +1,4 @@
-"""Pool shares across replicas (engine/shares.py, behaviour.md "Admission"): on random histories of replicas
+"""Pool shares across replicas (engine/replicas/shares.py, behaviour.md "Admission"): on random histories of replicas
 joining, dying and losing the API server, no node is ever promisable by two replicas at
 once, and a node passes from one replica to another only after a quiet gap long enough
 for the pod watch to tell the new one what the old one promised."""
@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from homing.engine.shares import MemberLease, Membership, owner_of
+from homing.engine.replicas.shares import MemberLease, Membership, owner_of
 
 LEASE, RENEW, RETRY, GRACE = 15.0, 10.0, 2.0, 10.0
 TICK = 0.5

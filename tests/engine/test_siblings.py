@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from homing.engine.memory.entries import OwnerMemory, RankEntry
 from homing.engine.model import OwnerRef
-from homing.engine.siblings import RunsKept, _homes_by_run, _nearest, runs_of, sibling_homes
+from homing.engine.memory.siblings import RunsKept, _homes_by_run, _nearest, runs_of, sibling_homes
 
 OWNER = OwnerRef(api_version="batch.volcano.sh/v1alpha1", kind="Job", name="train", namespace="ai", uid="u1")
 

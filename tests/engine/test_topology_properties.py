@@ -29,11 +29,11 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 from homing.config import Settings
-from homing.engine.admission import Decision, decide
+from homing.engine.placement.decide import Decision, decide
 from homing.engine.identity import WorkloadIndex
 from homing.engine.memory import MemoryIndex
 from homing.engine.model import ClusterSnapshot, Health, NodeState
-from homing.engine.cluster_topology.sources import TopologySources
+from homing.engine.cluster.topology.sources import TopologySources
 
 from .helpers import HOSTNAME, NOW, PREFERRED, fresh_uid, node_obj, normalise, owner, pod, raw_scores
 

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from homing.config import Settings, Weights
-from homing.engine.weights import node_classes, order_violations
+from homing.engine.placement.weights import node_classes, order_violations
 
 DEFAULTS = {**Weights().model_dump(), "free_room": None}  # None: derived from displace and image_warm
 

@@ -7,7 +7,7 @@ import pytest
 from homing.cli import main
 from homing.cli.errors import USAGE, CliError, from_api
 from homing.cli.main import target
-from homing.operator.kube import KubeError
+from homing.kube.client import KubeError
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from homing.operator.kube import Kube
+from homing.kube.client import Kube
 from homing_e2e import frameworks, objects, volcano
 from homing_e2e.cluster import LocalControlPlane, build_binaries
 from homing_e2e.fake_kubelet import FakeKubelet

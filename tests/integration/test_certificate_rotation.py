@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from cryptography import x509
 
-from homing.operator.kube import Kube
+from homing.kube.client import Kube
 from homing_e2e import failover
 from homing_e2e import objects as o
 

@@ -14,8 +14,8 @@ import yaml
 
 import asyncio
 
-from homing.engine.deletion_cost import ANNOTATION, MARK, is_mark
-from homing.operator.kube import MERGE_PATCH, Kube
+from homing.engine.replicas.deletion_cost import ANNOTATION, MARK, is_mark
+from homing.kube.client import MERGE_PATCH, Kube
 from homing_e2e import objects as o
 from homing_e2e.cluster import BIN_DIR
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from homing.operator.kube import MERGE_PATCH
+from homing.kube.client import MERGE_PATCH
 from homing.placementmemory import merge, read_object
 from homing_e2e import framework_pods as fp
 from homing_e2e import frameworks

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from homing.config import Settings
-from homing.operator.kube import Kube
+from homing.kube.client import Kube
 from homing.tools import genchart
 from homing.tools.chart import kustomize
 from homing_e2e import objects as o
@@ -133,7 +133,7 @@ def test_values_reach_their_fields(tmp_path: Path) -> None:
     assert (loaded.scope.namespace_label, loaded.lifetimes.ttl_seconds) == ("team.example/homing", 3600)
     assert loaded.topology.resource_level_config == SETTINGS["topology"]["resource_level_config"]
     # The webhook's selectors are those the operator writes from the same settings.
-    from homing.operator.webhookconfig import configuration
+    from homing.kube.webhookconfig import configuration
 
     (hook,) = (obj for obj in objs if obj["kind"] == "MutatingWebhookConfiguration")
     wanted = configuration(loaded.model_copy(update={"webhook": loaded.webhook.model_copy(update={"service_namespace": "npu-ops"})}), None)

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from homing.config import Settings
-from homing.operator.kube import Kube, KubeError
+from homing.kube.client import Kube, KubeError
 from homing.tools import gencrd, genmanifests
 from homing_e2e import objects
 from homing_e2e.cluster import BIN_DIR
@@ -103,7 +103,7 @@ def test_webhook_manifest_is_generated() -> None:
 
 
 def test_webhook_manifest_is_what_the_operator_writes() -> None:
-    from homing.operator.webhookconfig import configuration
+    from homing.kube.webhookconfig import configuration
 
     assert yaml.safe_load((MANIFESTS / "base" / "webhook.yaml").read_text()) == configuration(Settings(), None)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from homing.operator.kube import MERGE_PATCH
+from homing.kube.client import MERGE_PATCH
 from homing.placementmemory import merge, read_object
 from homing_e2e import objects as o
 from homing_e2e.scheduler import PROFILE, KubeScheduler

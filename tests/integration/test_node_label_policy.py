@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from homing.config import Settings
-from homing.operator.kube import MERGE_PATCH, Kube
+from homing.kube.client import MERGE_PATCH, Kube
 from homing_e2e import objects as o
 from homing_e2e.cluster import BIN_DIR
 

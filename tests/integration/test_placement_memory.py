@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from homing.operator.kube import KubeError
+from homing.kube.client import KubeError
 from homing.placementmemory import merge, read_object, resource_name
 from homing.engine.model import OwnerRef
 from homing_e2e import objects as o

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from homing.operator.kube import Kube, KubeError
+from homing.kube.client import Kube, KubeError
 from homing_e2e import objects as o
 
 pytestmark = pytest.mark.cluster

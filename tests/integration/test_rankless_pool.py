@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from homing.operator.kube import MERGE_PATCH
+from homing.kube.client import MERGE_PATCH
 from homing_e2e import objects as o
 
 pytestmark = pytest.mark.cluster

@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from homing.operator.kube import Kube
-from homing.operator.reflector import Reflector
-from homing.operator.selfhealth import Supervisor
+from homing.kube.client import Kube
+from homing.kube.reflector import Reflector
+from homing.kube.selfhealth import Supervisor
 from homing_e2e import objects
 
 pytestmark = pytest.mark.cluster

@@ -12,12 +12,12 @@ import pytest
 from homing.config import Settings
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import OwnerRef
-from homing.operator import metrics, upkeep
-from homing.operator.kube import Kube
-from homing.operator.runtime import Runtime
-from homing.operator.selfhealth import Supervisor
-from homing.operator.store import Store
-from homing.operator.upkeep import Sweeper
+from homing.kube import metrics, upkeep
+from homing.kube.client import Kube
+from homing.kube.runtime import Runtime
+from homing.kube.selfhealth import Supervisor
+from homing.kube.store import Store
+from homing.kube.upkeep import Sweeper
 from homing_e2e import objects as o
 
 pytestmark = pytest.mark.cluster

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from homing.operator.kube import Kube
+from homing.kube.client import Kube
 from homing_e2e import failover, pod_runner
 from homing_e2e import objects as o
 

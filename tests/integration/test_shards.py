@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from homing.operator.kube import Kube, KubeError
+from homing.kube.client import Kube, KubeError
 from homing_e2e import objects as o
 from homing_e2e.operator_process import OperatorProcess
 

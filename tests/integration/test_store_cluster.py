@@ -14,8 +14,8 @@ from structlog.testing import capture_logs
 from homing.engine.memory.entries import FaultMark, OwnerMemory, PoolEntry, RankEntry, Stats
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import OwnerRef
-from homing.operator.kube import MERGE_PATCH, KubeError
-from homing.operator.store import Store
+from homing.kube.client import MERGE_PATCH, KubeError
+from homing.kube.store import Store
 from homing.placementmemory import legacy_status, resource_body, resource_name
 from homing_e2e import objects as o
 

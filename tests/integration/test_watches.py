@@ -9,9 +9,9 @@ import asyncio
 import pytest
 
 from homing.config import Settings, Watching
-from homing.operator.kube import Kube
-from homing.operator.runtime import Runtime
-from homing.operator.watches import Kind, Watched, Watches
+from homing.kube.client import Kube
+from homing.kube.runtime import Runtime
+from homing.kube.watches import Kind, Watched, Watches
 from homing_e2e import objects as o
 
 pytestmark = pytest.mark.cluster

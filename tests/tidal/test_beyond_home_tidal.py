@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from homing.operator.kube import KubeError
+from homing.kube.client import KubeError
 from homing_e2e import objects as o
 from homing_e2e.cluster import build_binaries
 from homing_e2e.tidal import NS, TidalCluster

@@ -8,7 +8,7 @@ from pathlib import Path
 from kubernetes_asyncio import client, config
 
 from homing.cli.errors import CliError
-from homing.operator.kube import Kube
+from homing.kube.client import Kube
 
 SA_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from homing.operator.kube import KubeError
+from homing.kube.client import KubeError
 
 FAILED, USAGE, NOT_IN_SCOPE, NOT_FOUND, FORBIDDEN = 1, 2, 3, 4, 5
 

@@ -12,7 +12,7 @@ from homing.config import Settings
 from homing.explain import NotInScope, explain_owner, explain_pod
 from homing.explain.owner import NoMemory, OwnerExplanation
 from homing.explain.pod import PodExplanation
-from homing.operator.kube import Kube, KubeError
+from homing.kube.client import Kube, KubeError
 from homing.placementmemory import GROUP, PLURAL, VERSION
 
 

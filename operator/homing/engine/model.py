@@ -65,7 +65,7 @@ class NodeState:
     topology: Path = ()
     keys: tuple[tuple[str, str], ...] = ()  # (level name, label key)
     npus: int | None = None  # allocatable accelerators, when the node reports them
-    images: frozenset[str] = frozenset()  # normalised names of the images it holds (engine/images.py)
+    images: frozenset[str] = frozenset()  # normalised names of the images it holds (engine/cluster/images.py)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from homing.config import Scope
-from homing.engine.scope import DECISION_ANNOTATION, HOME_ANNOTATION, accelerator_resources
+from homing.engine.identity.scope import DECISION_ANNOTATION, HOME_ANNOTATION, accelerator_resources
 from homing.explain import reasons
 
 OUTCOME_EVENTS = ("ReturnedHome", "PlacedAwayFromHome", "PlacedOnWarmNode")

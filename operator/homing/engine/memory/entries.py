@@ -60,7 +60,7 @@ class OwnerMemory:
     # scans every rank of a 4,096-rank owner: ranks per home node, rank keys per index.
     home_counts: dict[str, int] = field(default_factory=dict)
     keys_by_index: dict[int, list[str]] = field(default_factory=dict)
-    # Bumped whenever a rank's home changes; engine/siblings.py caches its view of the homes
+    # Bumped whenever a rank's home changes; engine/memory/siblings.py caches its view of the homes
     # along the rank axis against it. None of the three is part of what the memory says.
     version: int = field(default=0, compare=False, repr=False)
     sibling_runs: Any = field(default=None, compare=False, repr=False)

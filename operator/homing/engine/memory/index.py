@@ -8,7 +8,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from homing.engine.displacement import BURST_SECONDS, Burst, Load
+from homing.engine.placement.displacement import BURST_SECONDS, Burst, Load
 from homing.engine.memory import changes
 from homing.engine.memory.entries import OwnerMemory, Topology
 from homing.engine.memory.live import LivePod, LivePods
@@ -18,7 +18,7 @@ from homing.engine.memory.vacancies import Vacancies
 from homing.engine.memory.image_runs import ImageRuns
 from homing.engine.memory.waiting import Waiting
 from homing.engine.model import OwnerRef
-from homing.engine.siblings import RunsKept
+from homing.engine.memory.siblings import RunsKept
 
 __all__ = ["LivePod", "MemoryIndex"]
 

@@ -8,7 +8,7 @@ from collections import Counter, deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from homing.engine.displacement import Load
+from homing.engine.placement.displacement import Load
 
 INFLIGHT_SECONDS = 5.0  # an admitted pod the watch has not shown by then was never created
 

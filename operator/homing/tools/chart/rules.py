@@ -7,7 +7,7 @@ import copy
 from typing import Any
 
 from homing.config import Scope, Settings, Webhook
-from homing.operator.webhookconfig import configuration
+from homing.kube.webhookconfig import configuration
 from homing.tools.chart.placeholders import Placeholders
 
 # A workload kind's path to its pod template.
@@ -79,13 +79,13 @@ def _scope_placeholders(marks: Placeholders) -> Settings:
 
 def template_webhook(obj: dict[str, Any], marks: Placeholders) -> None:
     """The webhook configuration's selectors follow settings.scope, as the operator's own
-    (homing.operator.webhookconfig) do. Its entries must be what that code writes from the
+    (homing.kube.webhookconfig) do. Its entries must be what that code writes from the
     default settings; anything else stops the generator rather than be silently lost."""
     if obj.get("kind") != "MutatingWebhookConfiguration" or obj["metadata"]["name"] != Webhook().configuration_name:
         return
     default = configuration(Settings.model_construct(), None)
     if obj.get("webhooks") != default["webhooks"]:
         raise ValueError(
-            "manifests' MutatingWebhookConfiguration differs from homing.operator.webhookconfig's: run `make manifests`"
+            "manifests' MutatingWebhookConfiguration differs from homing.kube.webhookconfig's: run `make manifests`"
         )
     obj["webhooks"] = copy.deepcopy(configuration(_scope_placeholders(marks), None)["webhooks"])

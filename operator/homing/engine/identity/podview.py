@@ -1,0 +1,96 @@
+"""What the memory needs to know of a pod event, read from the raw pod."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from homing.engine.cluster.images import pod_images
+from homing.engine.identity import RankResult, WorkloadIndex, resolve_owner, resolve_rank
+from homing.engine.model import OwnerRef
+from homing.engine.identity.scope import DECISION_ANNOTATION, HOME_ANNOTATION
+
+# Pod or DisruptionTarget reasons that mean the node, not the workload, failed.
+FAULT_REASONS = frozenset({"NodeLost", "DeletionByTaintManager", "UnexpectedAdmissionError"})
+
+
+@dataclass(frozen=True, slots=True)
+class PodView:
+    uid: str
+    name: str
+    namespace: str
+    owner: OwnerRef
+    rank: RankResult
+    node: str | None
+    running: bool
+    ended: bool
+    terminating: bool
+    fault_reason: str | None
+    home: str | None
+    domains: tuple[tuple[str, str], ...] = ()  # the block domains the decision preferred
+    images: tuple[str, ...] = ()  # its containers' images, normalised (engine/cluster/images.py)
+    prefer: tuple[str, ...] = ()  # behaviour.md "Beyond the home" preferences its decision used
+
+
+def _decided(annotations: dict, field: str) -> list:
+    """One list field of the decision annotation; empty when unreadable."""
+    try:
+        value = json.loads(annotations.get(DECISION_ANNOTATION) or "{}").get(field)
+    except (ValueError, AttributeError, TypeError):
+        return []
+    return value if isinstance(value, list) else []
+
+
+def decided_prefer(annotations: dict) -> tuple[str, ...]:
+    return tuple(p for p in _decided(annotations, "prefer") if isinstance(p, str))
+
+
+def decided_domains(annotations: dict) -> tuple[tuple[str, str], ...]:
+    """("superPod", "5") pairs from the decision annotation; nothing when unreadable."""
+    names = _decided(annotations, "domains")
+    if not names:
+        return ()
+    pairs = (str(n).split("=", 1) for n in names if isinstance(n, str) and "=" in n)
+    return tuple((level, value) for level, value in pairs if level and value)
+
+
+def _started(status: dict) -> bool:
+    for cs in status.get("containerStatuses") or ():
+        state = (cs or {}).get("state") or {}
+        if cs.get("started") or "running" in state or "terminated" in state:
+            return True
+    return False
+
+
+def _fault_reason(status: dict) -> str | None:
+    if status.get("reason") in FAULT_REASONS:
+        return status["reason"]
+    for cond in status.get("conditions") or ():
+        if (cond or {}).get("type") == "DisruptionTarget" and cond.get("reason") in FAULT_REASONS:
+            return cond["reason"]
+    return None
+
+
+def pod_view(pod: dict, workloads: WorkloadIndex, max_rank_part: int) -> PodView | None:
+    """None for a pod homing does not track (no controller, no uid)."""
+    meta = pod.get("metadata") or {}
+    owner = resolve_owner(pod, workloads)
+    if owner is None or not meta.get("uid"):
+        return None
+    status = pod.get("status") or {}
+    phase = status.get("phase")
+    return PodView(
+        uid=meta["uid"],
+        name=meta.get("name") or "",
+        namespace=meta.get("namespace") or "",
+        owner=owner,
+        rank=resolve_rank(pod, owner.kind, max_rank_part),
+        node=(pod.get("spec") or {}).get("nodeName") or None,
+        running=phase == "Running" or _started(status),
+        ended=phase in ("Succeeded", "Failed"),
+        terminating=bool(meta.get("deletionTimestamp")),
+        fault_reason=_fault_reason(status),
+        home=(meta.get("annotations") or {}).get(HOME_ANNOTATION),
+        domains=decided_domains(meta.get("annotations") or {}),
+        images=pod_images(pod),
+        prefer=decided_prefer(meta.get("annotations") or {}),
+    )

@@ -1,0 +1,16 @@
+"""Claimed homes: keep off the vacant homes other pods are expected back on, and off the
+rank's own fault nodes. Weight `claimed` (160) exceeds the domain sum by more than the
+scheduler's image locality can add to a warm node (engine/placement/weights.py), so a claimed home
+ranks below every other node; Kubernetes caps a term at 100, so two terms carry it."""
+from __future__ import annotations
+
+from homing.engine.model import Operator, Term
+from homing.engine.placement.rules.term import kept, term
+
+MAX_TERM_WEIGHT = 100
+
+
+def claimed_terms(nodes: tuple[str, ...], weight: int, hostname_key: str) -> list[Term]:
+    full, rest = divmod(weight, MAX_TERM_WEIGHT)
+    parts = [MAX_TERM_WEIGHT] * full + ([rest] if rest else [])
+    return kept(term("claimed", part, hostname_key, Operator.NOT_IN, nodes) for part in parts)

@@ -1,0 +1,13 @@
+"""Domain: a node in the block's home domain at one level (the super-pod, rack,
+multilevel group or HyperNode its block mates held). Weights `domains[k]` (50, 25,
+12 from the innermost out) sum to 87 < home's 100 and each exceeds keep-clear's 5,
+so own home > block domain > sibling's home in the domain > elsewhere."""
+from __future__ import annotations
+
+from homing.engine.model import DomainExpr, Operator, Term
+from homing.engine.placement.rules.term import term
+
+
+def domain_term(level: str, expr: DomainExpr, values: tuple[str, ...], weight: int) -> Term | None:
+    """None when no value is left (a bound of 0, a selector with no values): never `In []`."""
+    return term(f"domain:{level}", weight, expr.key, Operator.IN, values)

@@ -1,0 +1,179 @@
+"""Scale-in frees the homes others wait for (docs/behaviour.md, "Deletion cost"). Terms
+are fixed when a pod is created, hours before a displaced gang is placed again; which
+replicas a ReplicaSet keeps at scale-in is its own choice, and one it keeps on the gang's
+home costs the gang that home. The ReplicaSet deletes lower deletion costs first, so a
+replica on another workload's claimed home is marked with a cost below any sibling's.
+
+The marks are also ordered: the homes of the workload its scheduler will place first are
+freed first. A scale-in is deleted over seconds (the controller manager's API rate), and
+a gang is placed as soon as enough nodes are idle, whichever they are; freed in the
+scheduler's own order, the idle nodes are the next gang's homes when it is placed.
+
+homing's marks are one band of values near the int32 floor: a pod carrying any other cost
+carries its user's, which homing never writes over nor removes; after a restart the marks
+are still recognised."""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+from homing.engine.placement.job_kinds.facts import group_name
+
+ANNOTATION = "controller.kubernetes.io/pod-deletion-cost"
+MARK_FLOOR = -2147483000  # near the int32 floor the controller parses: below any cost a user sets
+MARK_BAND = 1000  # values MARK_FLOOR .. MARK_FLOOR + 999 are homing's; more waiting owners share the floor
+MARK = str(MARK_FLOOR)
+
+
+def is_mark(cost: str | None) -> bool:
+    """Whether a deletion cost is one homing writes."""
+    try:
+        return cost is not None and MARK_FLOOR <= int(cost) < MARK_FLOOR + MARK_BAND
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class Replica:
+    """A bound, live, in-scope pod whose controller is a ReplicaSet."""
+
+    namespace: str
+    name: str
+    owner_key: str
+    node: str
+    cost: str | None  # its deletion-cost annotation, if any
+
+
+@dataclass(frozen=True, slots=True)
+class Queued:
+    """A pending pod as its scheduler orders it: higher priority first, then the earlier
+    `since` (its pod group's creation when it has one, else its own)."""
+
+    owner_key: str
+    priority: int
+    since: float
+    tie: str = ""  # then "<namespace>/<pod group>", as Volcano breaks ties; the owner key when there is none
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    uid: str
+    namespace: str
+    name: str
+    value: str | None  # a mark to set, None to remove homing's mark
+    node: str
+    claimant: str | None = None  # the owner waiting for the node, when set
+
+
+def queued(pod: dict, owner_key: str, priority: int, podgroups: Mapping[tuple[str, str], dict]) -> Queued:
+    """A pending pod's place in its scheduler's queue. Volcano orders equal-priority jobs
+    by their PodGroup's creation; a pod without a known group by its own."""
+    meta = pod.get("metadata") or {}
+    group = group_name(pod)
+    podgroup = podgroups.get((meta.get("namespace") or "", group)) if group else None
+    since = _epoch(((podgroup or {}).get("metadata") or {}).get("creationTimestamp"))
+    if since is not None:
+        return Queued(owner_key, priority, since, f"{meta.get('namespace') or ''}/{group}")
+    return Queued(owner_key, priority, _epoch(meta.get("creationTimestamp")) or float("inf"), owner_key)
+
+
+def _epoch(stamp: object) -> float | None:
+    if not isinstance(stamp, str):
+        return None
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def queue_order(queued: Iterable[Queued]) -> list[str]:
+    """Owners with pending pods in the order their scheduler takes them."""
+    first: dict[str, tuple[int, float, str]] = {}
+    for q in queued:
+        key = (-q.priority, q.since, q.tie or q.owner_key)
+        if q.owner_key not in first or key < first[q.owner_key]:
+            first[q.owner_key] = key
+    return sorted(first, key=lambda owner: (first[owner], owner))
+
+
+def mark_values(claimants: Iterable[str], order: list[str], current: Mapping[str, int] | None = None) -> dict[str, str]:
+    """Each waiting owner's mark, increasing along `order` (owners with nothing pending
+    last). Owners keep the marks they carry (`current`) while those still increase along
+    the order, and a newcomer takes a value between its neighbours': the queue changes
+    many times a morning, and re-marking every replica each time would spend the patch
+    budget for minutes and leave the order half-written when the scale-in comes."""
+    claimants = set(claimants)
+    ranked = [o for o in order if o in claimants] + sorted(claimants - set(order))
+    current = current or {}
+    kept = _increasing(ranked, current)
+    values: dict[str, int] = {}
+    lo, pending = MARK_FLOOR - 1, []
+    for owner in [*ranked, None]:
+        if owner is not None and owner not in kept:
+            pending.append(owner)
+            continue
+        hi = current[owner] if owner is not None else MARK_FLOOR + MARK_BAND
+        if pending and hi - lo - 1 < len(pending):
+            return _spread(ranked)  # no room between the neighbours: space everyone out again
+        for i, o in enumerate(pending):
+            values[o] = lo + (i + 1) * (hi - lo) // (len(pending) + 1)
+        if owner is not None:
+            values[owner] = lo = hi
+        pending = []
+    return {o: str(v) for o, v in values.items()}
+
+
+def _increasing(ranked: list[str], current: Mapping[str, int]) -> set[str]:
+    """The most owners whose current marks already increase along the order (the longest
+    increasing subsequence)."""
+    seq = [(o, current[o]) for o in ranked if o in current and MARK_FLOOR <= current[o] < MARK_FLOOR + MARK_BAND]
+    best: list[list[tuple[str, int]]] = []  # best[k]: an increasing run of length k+1 ending lowest
+    for item in seq:
+        k = next((i for i, run in enumerate(best) if run[-1][1] >= item[1]), len(best))
+        run = (best[k - 1] if k else []) + [item]
+        if k == len(best):
+            best.append(run)
+        else:
+            best[k] = run
+    return {o for o, _ in best[-1]} if best else set()
+
+
+def _spread(ranked: list[str]) -> dict[str, str]:
+    n = len(ranked)
+    return {o: str(MARK_FLOOR + (i * MARK_BAND // n if n <= MARK_BAND else min(i, MARK_BAND - 1)))
+            for i, o in enumerate(ranked)}
+
+
+def current_marks(replicas: Iterable[tuple[str, Replica]], claimants: Mapping[str, set[str]]) -> dict[str, int]:
+    """The mark each waiting owner carries now: the commonest homing mark on replicas bound
+    to homes only that owner waits for."""
+    seen: dict[str, dict[int, int]] = {}
+    for _, r in replicas:
+        waiting = claimants.get(r.node, set()) - {r.owner_key}
+        if len(waiting) == 1 and is_mark(r.cost):
+            counts = seen.setdefault(next(iter(waiting)), {})
+            counts[int(r.cost)] = counts.get(int(r.cost), 0) + 1  # type: ignore[arg-type]
+    return {o: max(c, key=lambda v: (c[v], -v)) for o, c in seen.items()}
+
+
+def marks(replicas: Iterable[tuple[str, Replica]], claimants: Mapping[str, set[str]],
+          order: list[str] | None = None) -> list[Mark]:
+    """The changes that bring the marks in line with the claims: set on a replica whose node
+    another owner claims (the first of them in `order` decides its value), removed from one
+    whose node nobody else claims any more."""
+    replicas = list(replicas)
+    waiting_on = {uid: set(claimants.get(r.node, set())) - {r.owner_key} for uid, r in replicas}
+    values = mark_values(set().union(*waiting_on.values()) if waiting_on else set(), order or [],
+                         current_marks(replicas, claimants))
+    out: list[Mark] = []
+    for uid, r in replicas:
+        waiting = waiting_on[uid]
+        mine = is_mark(r.cost)
+        if waiting and (r.cost is None or mine):
+            first = min(waiting, key=lambda o: (int(values[o]), o))
+            if r.cost != values[first]:
+                out.append(Mark(uid, r.namespace, r.name, values[first], r.node, first))
+        elif not waiting and mine:
+            out.append(Mark(uid, r.namespace, r.name, None, r.node))
+    return out

@@ -1,7 +1,0 @@
-"""One module per job kind; each maps (rank, memory, snapshot) to weighted terms.
-`node` serves ordinary and vNPU pods, `pool` rankless replicas."""
-from homing.engine.strategies.base import Placement, RankContext
-from homing.engine.strategies.node import node_strategy
-from homing.engine.strategies.pool import pool_strategy
-
-__all__ = ["Placement", "RankContext", "node_strategy", "pool_strategy"]

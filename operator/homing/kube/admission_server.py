@@ -1,0 +1,70 @@
+"""homing's webhook server, run by kopf through its public server protocol
+(`settings.admission.server`): kopf hands over the function that runs the registered
+`@kopf.on.mutate` handler (handlers.py), and this server calls it for every review. What it
+adds to kopf's own server: TLS from certstore's one SSLContext (certificates renewed in place,
+no restart of the server), `Connection: close` on every answer while draining (drain.py), and
+an allowed, unchanged answer should anything fail (behaviour.md "Operation": the webhook
+never rejects a pod)."""
+from __future__ import annotations
+
+import asyncio
+import ssl
+from collections.abc import AsyncIterator, Callable
+
+import aiohttp.web
+import kopf
+import orjson
+
+from homing.kube import logs
+
+log = logs.get("homing.admission")
+
+WEBHOOK_ID = "homing-pods"  # the kopf handler's id: the last part of the webhook's path
+MAX_REVIEW_BYTES = 8 * 1024 * 1024  # a pod with large annotations still fits; aiohttp's default is 1 MiB
+
+
+def allowed_unchanged(review: dict) -> dict:
+    request = review.get("request") or {}
+    return {"apiVersion": review.get("apiVersion", "admission.k8s.io/v1"), "kind": review.get("kind", "AdmissionReview"),
+            "response": {"uid": request.get("uid", ""), "allowed": True}}
+
+
+class AdmissionServer:
+    def __init__(self, addr: str, port: int, context: ssl.SSLContext | None, draining: Callable[[], bool]) -> None:
+        self.addr, self.port, self.context, self.draining = addr, port, context, draining
+
+    async def __call__(self, fn: kopf.WebhookFn) -> AsyncIterator[kopf.WebhookClientConfig]:
+        async def serve(request: aiohttp.web.Request) -> aiohttp.web.Response:
+            return await self.serve(fn, request)
+
+        app = aiohttp.web.Application(client_max_size=MAX_REVIEW_BYTES)
+        app.add_routes([aiohttp.web.post("/{id:.*}", serve)])
+        runner = aiohttp.web.AppRunner(app, handle_signals=False, access_log=None)
+        await runner.setup()
+        try:
+            site = aiohttp.web.TCPSite(runner, self.addr or None, self.port, ssl_context=self.context, reuse_address=True)
+            await site.start()
+            scheme = "https" if self.context is not None else "http"
+            # kopf's own configuration manager is off (homing writes its own): the URL is only reported.
+            yield kopf.WebhookClientConfig(url=f"{scheme}://{self.addr or 'localhost'}:{self.port}")
+            await asyncio.Event().wait()
+        finally:
+            await runner.cleanup()
+
+    async def serve(self, fn: kopf.WebhookFn, request: aiohttp.web.Request) -> aiohttp.web.Response:
+        try:
+            review = orjson.loads(await request.read())
+        except ValueError as err:  # orjson.JSONDecodeError is one
+            raise aiohttp.web.HTTPBadRequest(reason=str(err) or None)
+        if not isinstance(review, dict):
+            raise aiohttp.web.HTTPBadRequest(reason="not an AdmissionReview")
+        try:
+            peer = request.transport.get_extra_info("peercert") if request.transport else None
+            answer = await fn(review, webhook=request.match_info.get("id"), headers=dict(request.headers), sslpeer=peer)
+        except Exception:  # kopf refused the review (an unknown resource, say): the pod goes in unchanged
+            log.exception("admission failed; pod admitted unchanged")
+            answer = allowed_unchanged(review)
+        response = aiohttp.web.Response(body=orjson.dumps(answer), content_type="application/json")
+        if self.draining():
+            response.force_close()  # the client reconnects, through the Service, to a replica that stays
+        return response

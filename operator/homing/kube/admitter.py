@@ -1,0 +1,68 @@
+"""The webhook's side: decide from the in-memory index only (no API call), record the
+promise and the admitted count, and never raise: an internal error admits the pod
+unpatched (behaviour.md "Admission")."""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from homing.config import Settings
+from homing.engine.placement.decide import Decision, decide
+from homing.engine.placement.displacement import pod_load
+from homing.engine.memory.index import MemoryIndex
+from homing.kube import logs, metrics
+from homing.kube.cluster import ClusterState
+
+log = logs.get("homing.admission")
+
+
+class Admitter:
+    def __init__(self, settings: Settings, index: MemoryIndex, cluster: ClusterState) -> None:
+        self.settings, self.index, self.cluster = settings, index, cluster
+        self.may_promise: Callable[[str, str], bool] | None = None  # several replicas: this one's share (replicas.py)
+
+    def admit(self, pod: dict, dryrun: bool, now: float | None = None) -> tuple[Decision, list[dict]]:
+        """The decision and its JSON patch; on any internal error, no patch."""
+        started = time.perf_counter()
+        now = time.time() if now is None else now
+        try:
+            decision = self._decide(pod, dryrun, now)
+            ops = decision.patch(pod)
+        except Exception as err:
+            log.exception("admission decision failed; pod admitted unchanged")
+            decision, ops = Decision(outcome="error", reason=f"internal error: {type(err).__name__}"), []
+        elapsed = time.perf_counter() - started
+        metrics.ADMISSIONS.labels(decision.outcome).inc()
+        metrics.WEBHOOK_SECONDS.observe(elapsed)
+        if elapsed > self.settings.webhook.deadline_seconds:
+            log.warning("admission decision over its budget", seconds=round(elapsed, 4))
+        if decision.outcome != "skipped":
+            meta = pod.get("metadata") or {}
+            log.info(
+                "admitted",
+                owner=decision.owner,
+                rank=decision.rank,
+                pod=meta.get("name") or meta.get("generateName"),
+                node=decision.home,
+                decision=decision.outcome,
+                reason=decision.reason,
+                **({"displace": decision.victim} if decision.victim else {}),  # the burst's agreed victim (behaviour.md "Beyond the home")
+            )
+        return decision, ops
+
+    def _decide(self, pod: dict, dryrun: bool, now: float) -> Decision:
+        c = self.cluster
+        decision = decide(pod, self.index, c.workloads, c.snapshot, self.settings, now, c.podgroups, self.may_promise)
+        if decision.outcome == "skipped" or dryrun or not decision.owner_key:
+            return decision
+        mem = self.index.owner(decision.owner_key)
+        if mem is not None:
+            mem.stats.admitted += 1
+            self.index.dirty.add(decision.owner_key)
+        if decision.promise:
+            self.index.promised.make(decision.owner_key, decision.promise, now, self.settings.lifetimes.promise_seconds)
+        if decision.burst is not None:
+            self.index.bursts[decision.owner_key] = decision.burst  # the next replica of the burst agrees
+        # Until the watch shows it, the pod still takes room ahead of the next admissions.
+        self.index.waiting.admitted(pod_load(pod, decision.owner_key, tuple(self.settings.scope.resource_prefixes)), now)
+        return decision

@@ -1,0 +1,69 @@
+"""The leader's loop that keeps the scale-in marks (engine/replicas/deletion_cost.py) in line with
+the claimed homes: at most `max_patches_per_second` pod patches, each against the
+resourceVersion it was computed from, so a user's cost written meanwhile is never
+overwritten (the API server answers 409 and the next pass sees the user's value)."""
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+from homing.config import Settings
+from homing.engine.placement.claimed import claimants_by_node
+from homing.engine.replicas.deletion_cost import ANNOTATION, Mark, is_mark, marks, queue_order
+from homing.kube import logs, metrics
+from homing.kube.client import MERGE_PATCH, Kube, KubeError
+from homing.kube.runtime import Runtime
+
+log = logs.get("homing.deletion_cost")
+
+
+class DeletionMarks:
+    def __init__(self, kube: Kube, rt: Runtime, settings: Settings, leading: Callable[[], bool]) -> None:
+        self.kube, self.rt, self.settings, self.leading = kube, rt, settings, leading
+        self.sent: dict[str, tuple[str, str | None]] = {}  # uid -> (resourceVersion, value) last written
+
+    def due(self, now: float) -> list[Mark]:
+        pods = self.rt.pods
+        wanted = marks(pods.replicas.items(), claimants_by_node(self.rt.index, now), queue_order(pods.queued.values()))
+        # a patch already sent for this version of the pod: wait for the watch to show it
+        return [m for m in wanted if self.sent.get(m.uid) != (pods.versions.get(m.uid, ""), m.value)]
+
+    async def once(self, now: float | None = None) -> int:
+        """One pass; returns the patches written."""
+        cfg = self.settings.deletion_cost
+        pods = self.rt.pods
+        metrics.DELETION_MARKED.set(sum(1 for r in pods.replicas.values() if is_mark(r.cost)))
+        if not cfg.enabled or not self.leading():
+            return 0
+        budget = max(1, int(cfg.max_patches_per_second * cfg.interval_seconds))
+        written = 0
+        for mark in self.due(time.time() if now is None else now)[:budget]:
+            version = pods.versions.get(mark.uid, "")
+            body = {"metadata": {"resourceVersion": version, "annotations": {ANNOTATION: mark.value}}}
+            action = "set" if mark.value is not None else "cleared"
+            try:
+                await self.kube.request("PATCH", f"/api/v1/namespaces/{mark.namespace}/pods/{mark.name}",
+                                        body=body, content_type=MERGE_PATCH, timeout=5)
+            except (KubeError, OSError, asyncio.TimeoutError) as err:
+                status = getattr(err, "status", None)
+                metrics.DELETION_MARKS.labels("failed").inc()
+                if status not in (404, 409):  # gone or changed meanwhile: the next pass decides again
+                    log.warning("deletion-cost mark not written", pod=mark.name, node=mark.node, error=str(err)[:200])
+                continue
+            self.sent[mark.uid] = (version, mark.value)
+            written += 1
+            metrics.DELETION_MARKS.labels(action).inc()
+            log.info("deletion-cost mark " + action, pod=mark.name, node=mark.node, waiting=mark.claimant)
+        for uid in [u for u in self.sent if u not in pods.replicas]:
+            del self.sent[uid]
+        return written
+
+    async def forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.deletion_cost.interval_seconds)
+            try:
+                await self.once()
+            except Exception:  # a pass that fails is tried again at the next interval
+                log.exception("deletion-cost pass failed")
+

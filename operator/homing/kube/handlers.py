@@ -1,0 +1,137 @@
+"""kopf handlers: start-up, clean-up, liveness and the admission webhook; the watches'
+handlers are in watches.py. The runtime lives in kopf's `memo`; the durable state lives
+in PlacementMemory."""
+from __future__ import annotations
+
+import asyncio
+import logging
+import ssl
+from urllib.parse import urlparse
+
+import jsonpatch
+import kopf
+
+from homing.config import Settings
+from homing.kube import certstore, drain, logs, metrics, selfhealth, startup, upkeep, watches, webhookconfig
+from homing.kube.admission_server import WEBHOOK_ID, AdmissionServer
+from homing.kube.deletion_marks import DeletionMarks
+from homing.kube.deviceinfo import DeviceInfoCopier
+from homing.kube.events import EventPoster
+from homing.kube.client import Kube
+from homing.kube.replicas import Replicas
+from homing.kube.runtime import Runtime
+from homing.kube.store import Store
+
+log = logs.get("homing.kube")
+
+
+def _webhook_hosts(s: Settings) -> list[str]:
+    w = s.webhook
+    hosts = [f"{w.service_name}.{w.service_namespace}.svc", f"{w.service_name}.{w.service_namespace}.svc.cluster.local"]
+    if w.url:
+        hosts.insert(0, urlparse(w.url).hostname or "localhost")
+    return [*dict.fromkeys([*hosts, "localhost", "127.0.0.1"])]
+
+
+@kopf.on.startup()
+async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: object) -> None:
+    config = Settings()
+    settings.peering.standalone = True
+    settings.posting.level = logging.WARNING
+    settings.admission.managed = None  # homing writes its own configuration (two selectors)
+    kube = await Kube.connect()
+    certs = certstore.Certificates(kube, config, _webhook_hosts(config))
+    await certs.start()  # the certificate, loaded into certs.context
+    settings.admission.server = AdmissionServer(
+        config.webhook.listen, config.webhook.port, certs.context, draining=lambda: drain.current.active
+    )
+    sup = selfhealth.current = selfhealth.Supervisor(watch_stale_seconds=config.health.watch_stale_seconds)
+    replicas = Replicas(kube, config)
+    events = EventPoster(kube, enabled=lambda: replicas.leading)
+    rt = Runtime(config, store=Store(kube, on_refused=events.refused), events=events)
+    watched = watches.for_runtime(rt, kube)
+    memo.runtime, memo.kube, memo.supervisor, memo.replicas, memo.watches = rt, kube, sup, replicas, watched
+    await startup.load(rt, watched)
+    sup.sources.append(lambda: watched.problems(config.health.watch_stale_seconds))
+    startup.relists(watched, sup)
+    assert rt.store is not None
+    store = rt.store
+    replicas.on_elected = lambda: _take_over(rt, store, kube, config, certs.bundle)
+    rt.admitter.may_promise = replicas.may_promise
+    sup.spawn("replicas", replicas.forever)
+    sup.spawn("flush", lambda: upkeep.flush_forever(rt.index, store, config, lambda: replicas.leading))
+    sup.spawn("sweep", upkeep.Sweeper(rt.index, store, config, lambda: replicas.leading).forever)
+    sup.spawn("deletion-marks", DeletionMarks(kube, rt, config, lambda: replicas.leading).forever)
+    copier = DeviceInfoCopier(rt, kube, lambda: replicas.leading).handle if config.topology.device_info else None
+    startup.configmap_watches(rt, kube, sup, copier)
+    upkeep.refresh_gauges(rt.index)
+    sup.spawn("certificates", lambda: certs.forever(lambda: replicas.leading, lambda ca: _bundle_changed(kube, config, ca)))
+    sup.spawn("ready", lambda: _ready_when_serving(config.webhook.port, certs.bundle), restart=False)
+
+
+async def _bundle_changed(kube: Kube, config: Settings, ca: bytes) -> None:
+    if config.webhook.manage_configuration:
+        await webhookconfig.ensure(kube, config, ca)
+
+
+async def _take_over(rt: Runtime, store: Store, kube: Kube, config: Settings, ca: bytes) -> None:
+    """Elected: write at once what this replica saw while it stood by (bindings during the
+    takeover included), and bring the webhook configuration up to date."""
+    if config.webhook.manage_configuration:
+        await webhookconfig.ensure(kube, config, ca)
+    await upkeep.flush_once(rt.index, store)
+    log.info("took over as leader", owners_dirty=len(rt.index.dirty))
+
+
+async def _ready_when_serving(port: int, ca: bytes) -> None:
+    """Ready once the webhook answers TLS with our certificate: kopf starts its server
+    after the start-up handlers, and a pod created before that is admitted unchanged."""
+    context = ssl.create_default_context(cadata=ca.decode())
+    context.check_hostname = False
+    while True:
+        try:
+            _, writer = await asyncio.open_connection("127.0.0.1", port, ssl=context)
+            writer.close()
+            break
+        except OSError:
+            await asyncio.sleep(0.1)
+    metrics.READY.set(1)
+    log.info("homing ready", webhook_port=port)
+    await asyncio.Event().wait()  # a supervised loop: ending would read as dead
+
+
+@kopf.on.probe(id="homing")
+async def liveness(**_: object) -> str:
+    """kopf's liveness endpoint answers 500 while this raises: a loop dead or failing, a
+    watch behind, a ConfigMap reflector silent (selfhealth.py)."""
+    found = selfhealth.liveness_problems()
+    if found:
+        raise kopf.PermanentError("; ".join(found))  # permanent: kopf answers at once, no retry
+    return "ok"
+
+
+@kopf.on.cleanup()
+async def stop(memo: kopf.Memo, **_: object) -> None:
+    metrics.READY.set(0)
+    sup: selfhealth.Supervisor | None = getattr(memo, "supervisor", None)
+    if sup is not None:
+        await sup.close()
+    rt: Runtime | None = getattr(memo, "runtime", None)
+    replicas: Replicas | None = getattr(memo, "replicas", None)
+    if rt is not None and rt.store is not None and replicas is not None and replicas.leading:
+        await upkeep.flush_once(rt.index, rt.store)  # the last second of changes
+    if replicas is not None:
+        await replicas.release()  # a standby takes over now, not a lease duration later
+    if getattr(memo, "kube", None) is not None:
+        await memo.kube.close()
+
+
+@kopf.on.mutate("", "v1", "pods", id=WEBHOOK_ID, operations=["CREATE"], ignore_failures=True, side_effects=False)
+async def admit_pod(
+    body: kopf.Body, patch: kopf.Patch, warnings: list[str], dryrun: bool, memo: kopf.Memo, **_: object
+) -> None:
+    """Preferred node affinity towards home. No API call here; never rejects."""
+    decision, ops = memo.runtime.admitter.admit(dict(body), dryrun)
+    warnings.extend(decision.warnings)
+    if ops:
+        patch.fns.append(lambda raw: jsonpatch.apply_patch(raw, ops, in_place=True))

@@ -1,0 +1,52 @@
+"""A paged LIST of one collection, handed over object by object with the loop let go
+every few milliseconds (behaviour.md "Operation": an admission never waits behind a
+listing). Used by the start-up load and the re-list of every kopf-watched kind
+(watches.py), and by the ConfigMap reflectors (reflector.py)."""
+from __future__ import annotations
+
+import time
+import asyncio
+from collections.abc import Callable
+
+from homing.kube.client import Kube
+
+Deliver = Callable[[dict], bool]  # True when the object counts as listed (a filter may refuse it)
+
+
+class Slicer:
+    """Lets admissions in once the objects handled since the last turn took a slice. A
+    count of 50 pod events held an admission up to ~20 ms at 5,000 nodes."""
+
+    def __init__(self, seconds: float = 0.002, clock: Callable[[], float] = time.monotonic) -> None:
+        self.seconds, self.clock = seconds, clock
+        self._started = 0.0
+
+    async def turn(self) -> None:
+        now = self.clock()
+        if now - self._started >= self.seconds:
+            await asyncio.sleep(0)
+            self._started = self.clock()
+
+
+async def list_pages(
+    kube: Kube, path: str, deliver: Deliver, *, page_size: int = 500, slicer: Slicer | None = None
+) -> tuple[set[str], str]:
+    """Every object, page by page; returns the listed uids and the listing's resourceVersion."""
+    slicer = slicer or Slicer()
+    uids: set[str] = set()
+    version, token = "", ""
+    while True:
+        query = [("limit", str(page_size))] + ([("continue", token)] if token else [])
+        page = await kube.request("GET", path, query=query, timeout=120)
+        meta = page.get("metadata") or {}
+        version = version or meta.get("resourceVersion") or ""
+        for obj in page.get("items") or []:
+            (obj.get("metadata") or {}).pop("managedFields", None)  # most of an object's bytes, never read
+            if deliver(obj):
+                uids.add((obj.get("metadata") or {}).get("uid") or "")
+            await slicer.turn()
+        token = meta.get("continue") or ""
+        if not token:
+            break
+    uids.discard("")
+    return uids, version

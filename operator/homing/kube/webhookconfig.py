@@ -1,0 +1,88 @@
+"""The MutatingWebhookConfiguration: two entries on one path, one for opted-in
+namespaces, one for opted-in pods elsewhere, so no pod is sent twice."""
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from homing.config import Settings
+from homing.kube import logs
+from homing.kube.client import Kube, KubeError
+
+log = logs.get("homing.webhook")
+
+WEBHOOK_PATH = "/homing-pods"
+API_PATH = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
+
+
+def configuration(settings: Settings, ca_pem: bytes | None) -> dict[str, Any]:
+    w, s = settings.webhook, settings.scope
+    client: dict[str, Any]
+    if w.url:
+        client = {"url": w.url.rstrip("/") + WEBHOOK_PATH}
+    else:
+        client = {"service": {"name": w.service_name, "namespace": w.service_namespace, "path": WEBHOOK_PATH, "port": 443}}
+    if ca_pem:
+        client["caBundle"] = base64.b64encode(ca_pem).decode()
+    opted_out = {"key": s.pod_label, "operator": "NotIn", "values": ["false"]}
+
+    def entry(name: str, namespaces: dict[str, Any], objects: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "name": name,
+            "admissionReviewVersions": ["v1"],
+            "sideEffects": "NoneOnDryRun",  # promises are kept in memory, never on dry runs
+            "failurePolicy": "Ignore",
+            "timeoutSeconds": w.timeout_seconds,
+            "reinvocationPolicy": "Never",
+            "matchPolicy": "Equivalent",
+            "rules": [
+                {"apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"], "operations": ["CREATE"], "scope": "Namespaced"}
+            ],
+            "namespaceSelector": namespaces,
+            "objectSelector": objects,
+            "clientConfig": dict(client),
+        }
+
+    webhooks = [
+        entry(
+            "namespaces.pods.homing.io",
+            {"matchLabels": {s.namespace_label: s.namespace_label_value}},
+            {"matchExpressions": [opted_out]},
+        ),
+    ]
+    if s.pod_opt_in:  # a shard has none: another shard's namespaces would match it too
+        webhooks.append(entry(
+            "labelled.pods.homing.io",
+            {"matchExpressions": [{"key": s.namespace_label, "operator": "NotIn", "values": [s.namespace_label_value]}]},
+            {"matchLabels": {s.pod_label: "true"}},
+        ))
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "MutatingWebhookConfiguration",
+        "metadata": {"name": w.configuration_name, "labels": {"app.kubernetes.io/name": "homing"}},
+        "webhooks": webhooks,
+    }
+
+
+async def ensure(kube: Kube, settings: Settings, ca_pem: bytes) -> bool:
+    """Create the configuration, or bring the installed one up to date with our CA.
+    False when it is missing and may not be created (in-cluster RBAC grants no create):
+    pods are then admitted unchanged, which is safe, and the log says how to fix it."""
+    wanted = configuration(settings, ca_pem)
+    name = settings.webhook.configuration_name
+    try:
+        current = await kube.request("GET", f"{API_PATH}/{name}")
+    except KubeError as err:
+        if err.status != 404:
+            raise
+        try:
+            await kube.request("POST", API_PATH, body=wanted)
+        except KubeError as denied:
+            if denied.status != 403:
+                raise
+            log.error("webhook configuration missing and not creatable; re-apply manifests/webhook.yaml", name=name)
+            return False
+        return True
+    current["webhooks"] = wanted["webhooks"]
+    await kube.request("PUT", f"{API_PATH}/{name}", body=current)
+    return True
