@@ -4,7 +4,6 @@ in PlacementMemory."""
 from __future__ import annotations
 
 import asyncio
-import logging
 import ssl
 from urllib.parse import urlparse
 
@@ -12,7 +11,7 @@ import jsonpatch
 import kopf
 
 from homing.config import Settings
-from homing.kube import certstore, drain, logs, metrics, selfhealth, startup, upkeep, watches, webhookconfig
+from homing.kube import certstore, drain, kopf_settings, logs, metrics, selfhealth, startup, upkeep, watches, webhookconfig
 from homing.kube.admission_server import WEBHOOK_ID, AdmissionServer
 from homing.kube.deletion_marks import DeletionMarks
 from homing.kube.deviceinfo import DeviceInfoCopier
@@ -36,9 +35,7 @@ def _webhook_hosts(s: Settings) -> list[str]:
 @kopf.on.startup()
 async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: object) -> None:
     config = Settings()
-    settings.peering.standalone = True
-    settings.posting.level = logging.WARNING
-    settings.admission.managed = None  # homing writes its own configuration (two selectors)
+    kopf_settings.apply(settings)
     kube = await Kube.connect()
     certs = certstore.Certificates(kube, config, _webhook_hosts(config))
     await certs.start()  # the certificate, loaded into certs.context
