@@ -3,8 +3,8 @@ with the no-op webhook (the machine's floor) run first:
 
     .venv/bin/python bench/scale_paired.py --old <rev> [--step 5000] [--rounds 2] [--out scale-paired.json]
 
-The earlier operator runs from a git worktree (PYTHONPATH=<worktree>/operator); bench/scale.py
-and the harness are this tree's for both. Writes every run's row and, for each, the API
+The earlier operator runs from a git worktree (its process gets PYTHONPATH=<worktree>/operator
+through HOMING_E2E_OPERATOR_PATH); bench/scale.py and the harness are this tree's for both. Writes every run's row and, for each, the API
 server's webhook p99 and the creation ratio as ratios to the no-op's of the same session."""
 from __future__ import annotations
 
@@ -31,8 +31,8 @@ def worktree(rev: str) -> Path:
 
 def run(step: str, label: str, operator_dir: Path | None, webhook: str, scratch: Path) -> dict:
     env = dict(os.environ)
-    if operator_dir is not None:
-        env["PYTHONPATH"] = str(operator_dir)
+    if operator_dir is not None:  # the operator's process only: the harness stays this tree's
+        env["HOMING_E2E_OPERATOR_PATH"] = str(operator_dir)
     out = f"{label}.json"
     cmd = [sys.executable, str(ROOT / "bench" / "scale.py"), "--steps", step, "--out", out, "--results", str(scratch)]
     if webhook != "homing":

@@ -74,6 +74,8 @@ class OperatorProcess:
             }
         )
         env.update(self.extra_env)
+        if os.environ.get("HOMING_E2E_OPERATOR_PATH"):  # another checkout's operator (bench/scale_paired.py)
+            env["PYTHONPATH"] = os.environ["HOMING_E2E_OPERATOR_PATH"]
         return env
 
     def start(self, timeout: float = 60) -> "OperatorProcess":
