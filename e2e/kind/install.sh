@@ -4,8 +4,9 @@
 # manifests, image overridden), or with `install.sh helm`: `helm install` of charts/homing with
 # the same image (either one replaces the other: both own the same objects). Then checks what an install must give: both replicas Ready
 # (kubelet probes), Pod Security "restricted" enforced on homing-system, the webhook
-# configuration carrying the operator's CA, a decision on an accelerator pod, and a deleted
-# StatefulSet rank coming back to its node. Idempotent. KUBECONFIG=e2e/.kind/kubeconfig.
+# configuration carrying the operator's CA, a decision on an accelerator pod, a deleted
+# StatefulSet rank coming back to its node, and no admission lost during a rolling restart of
+# homing and the drain of a node under one replica. Idempotent. KUBECONFIG=e2e/.kind/kubeconfig.
 set -euo pipefail
 e2e=$(cd "$(dirname "$0")/.." && pwd)
 how=${1:-kustomize}
@@ -121,4 +122,28 @@ say "ranks-1 preferred terms: $home"
 [[ $back == "$node" ]] || fail "ranks-1 was on $node, came back on $back"
 [[ $home == *"$node"* ]] || fail "ranks-1's terms do not name its home $node"
 say "ranks-1 came back to its home $node"
+
+# No admission lost while homing rolls over and a node under one replica is drained: pods
+# asked for the whole time (server-side dry runs: the webhook answers them as it answers a
+# creation) each carry homing's decision. failurePolicy Ignore would let them in without one
+# if no replica answered, which is what this would catch.
+victim=$("$k" -n $ns get pods -l app.kubernetes.io/name=homing -o jsonpath='{.items[0].spec.nodeName}')
+"$k" -n $ns rollout restart deployment/homing >/dev/null
+"$k" drain "$victim" --ignore-daemonsets --delete-emptydir-data --timeout=180s >/dev/null 2>&1 &
+drained=$!
+overrides='{"spec":{"containers":[{"name":"p","image":"homing.local/k8s/pause:3.10.1","resources":{"limits":{"'"$resource"'":"1"}}}]}}'
+asked=0 lost=0
+for i in $(seq 400); do
+  got=$("$k" -n $demo run "probe-$i" --image=homing.local/k8s/pause:3.10.1 --restart=Never --dry-run=server \
+        --overrides="$overrides" -o jsonpath='{.metadata.annotations.homing\.io/decision}' 2>/dev/null || echo "")
+  asked=$((asked + 1))
+  [[ -n $got ]] || lost=$((lost + 1))
+  if ((asked >= 30)) && ! kill -0 $drained 2>/dev/null \
+     && "$k" -n $ns rollout status deployment/homing --timeout=1s >/dev/null 2>&1; then break; fi
+done
+wait $drained || fail "kubectl drain $victim did not finish"
+"$k" uncordon "$victim" >/dev/null
+"$k" -n $ns rollout status deployment/homing --timeout=120s >/dev/null || fail "the rolling restart did not finish"
+((lost == 0)) || fail "$lost of $asked pods asked for during the rollout and the drain had no decision"
+say "rolling restart and drain of $victim: $asked pods asked for meanwhile, every one answered by homing"
 echo "homing $image installed ($how) on kind cluster $name: export KUBECONFIG=$KUBECONFIG"

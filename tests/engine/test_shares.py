@@ -4,15 +4,17 @@ once, and a node passes from one replica to another only after a quiet gap long 
 for the pod watch to tell the new one what the old one promised."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from homing.engine.replicas.shares import MemberLease, Membership, owner_of
 
 LEASE, RENEW, RETRY, GRACE = 15.0, 10.0, 2.0, 10.0
 TICK = 0.5
+EPSILON = 1e-9
 NODES = [f"n{i}" for i in range(12)]
 
 
@@ -39,6 +41,15 @@ replica = st.builds(
 )
 
 
+def polls_at(t: float, first: float) -> bool:
+    """Whether a replica whose polls fall at first, first + RETRY, ... polls on the tick at t: the
+    tick at or after each poll time (within EPSILON of a tick counts as on it). Computed as a
+    multiple, not as `(t - first) % RETRY`, whose rounding skipped whole polls (a replica at
+    first = 2e-16 polled every 4 s, slower than the retry period every replica keeps)."""
+    k = math.floor((t - first) / RETRY + EPSILON)
+    return k >= 0 and 0 <= t - (first + k * RETRY) + EPSILON < TICK
+
+
 def simulate(replicas: list[Replica], end: float = 150.0):
     leases: dict[str, str] = {}  # identity -> record
     for r in replicas:
@@ -49,8 +60,7 @@ def simulate(replicas: list[Replica], end: float = 150.0):
             if not r.serving(t):
                 continue
             # each replica polls every retry period: renew its own Lease, then list them all
-            phase = (t - r.start - r.poll_offset) % RETRY
-            if t >= r.start + r.poll_offset and phase < TICK:
+            if polls_at(t, r.start + r.poll_offset):
                 if t < r.stop_renewing:
                     leases[r.name] = f"{r.name}@{t}"
                     r.view.renewed(t)
@@ -61,6 +71,9 @@ def simulate(replicas: list[Replica], end: float = 150.0):
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(replica, min_size=1, max_size=4, unique_by=lambda r: r.name))
+# found by hypothesis: with the modulo schedule r2 polled every 4 s and handed n2 over 7.0 s after
+@example([Replica("r0", 0.0, 1.0, False, 1.0), Replica("r2", 5.3e-91, 1.0, False, 2.220446049250313e-16),
+          Replica("r1", 0.0, 3.0, False, 0.5)])
 def test_no_node_is_promisable_by_two_replicas_and_hand_overs_wait(replicas):
     last: dict[str, tuple[str, float]] = {}
     for t, holders in simulate(replicas):
@@ -72,6 +85,13 @@ def test_no_node_is_promisable_by_two_replicas_and_hand_overs_wait(replicas):
                 if before and before[0] != name:
                     assert t - before[1] >= GRACE - RETRY - TICK, (node, before, name, t)
                 last[node] = (name, t)
+
+
+def test_a_replica_polls_once_every_retry_period_whatever_its_offset():
+    for first in (0.0, 2.220446049250313e-16, 0.25, 0.5, 1.9999999999999998, 1.0):
+        ticks = [i * TICK for i in range(200) if polls_at(i * TICK, first)]
+        assert all(b - a == RETRY for a, b in zip(ticks, ticks[1:])), (first, ticks[:6])
+        assert ticks[0] - first < TICK
 
 
 def test_a_lone_replica_promises_every_node_at_once():

@@ -27,7 +27,8 @@ async def load(rt: Runtime, watches: Watches) -> None:
             log.info("optional resource not installed; watched once it appears", path=kind.path)
     assert rt.store is not None
     loaded = await rt.store.load(rt.index, rt.owns_namespace)
-    watches.kinds[MEMORY.name].loaded = True  # just read whole by the store; kopf's watch fills the ledger
+    memory = watches.kinds[MEMORY.name]
+    memory.loaded, memory.last_listing = True, watches.clock()  # just read whole by the store; kopf's watch fills the ledger
     await watches.load(PODS.name)
     gcpause.settle()  # the loaded index is long-lived: out of the collector's walks
     log.info("memory loaded", owners=len(rt.index.owners), ranks=rt.index.rank_count, resources=loaded)
