@@ -131,7 +131,12 @@ victim=$("$k" -n $ns get pods -l app.kubernetes.io/name=homing -o jsonpath='{.it
 "$k" -n $ns rollout restart deployment/homing >/dev/null
 "$k" drain "$victim" --ignore-daemonsets --delete-emptydir-data --timeout=180s >/dev/null 2>&1 &
 drained=$!
-overrides='{"spec":{"containers":[{"name":"p","image":"homing.local/k8s/pause:3.10.1","resources":{"limits":{"'"$resource"'":"1"}}}]}}'
+# A pod with no controller is nobody's rank: homing leaves it alone. A ConfigMap stands in
+# for the controller, as in the tests.
+"$k" -n $demo create configmap probe-owner --dry-run=client -o yaml | "$k" apply -f - >/dev/null
+owner=$("$k" -n $demo get configmap probe-owner -o jsonpath='{.metadata.uid}')
+overrides='{"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"probe-owner","uid":"'"$owner"'","controller":true}]},'
+overrides+='"spec":{"containers":[{"name":"p","image":"homing.local/k8s/pause:3.10.1","resources":{"limits":{"'"$resource"'":"1"}}}]}}'
 asked=0 lost=0
 for i in $(seq 400); do
   got=$("$k" -n $demo run "probe-$i" --image=homing.local/k8s/pause:3.10.1 --restart=Never --dry-run=server \
