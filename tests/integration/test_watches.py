@@ -96,3 +96,21 @@ async def _label(kube: Kube, ns: str, name: str, spin: int) -> None:
 
 async def _now(value):
     return value
+
+
+async def test_with_the_relist_off_a_watch_that_stopped_delivering_goes_unnoticed(kube, ns):
+    """The defect the re-list closes: kopf says nothing of a watcher that died, so without the
+    re-list the bind never reaches the engine and liveness never names the watch."""
+    rt, watches = pod_watches(kube, ns, reconcile_seconds=0)
+    a = await o.node(kube, f"a-{ns}")
+    owner = await o.owner_stand_in(kube, ns, "job")
+    await o.pod(kube, ns, "job-0", owner=owner, annotations={"volcano.sh/task-index": "0"})
+    assert await watches.load("pods")
+    task = asyncio.create_task(watches.reconcile_forever("pods"))
+    try:
+        await o.bind(kube, ns, "job-0", a)  # the watch is dead: nothing delivered
+        await asyncio.sleep(2)
+        assert rt.index.occupied_nodes(f"{ns}/{owner['uid']}") == set()
+        assert watches.problems(stale_seconds=0.5) == []
+    finally:
+        await stop(task)
