@@ -59,11 +59,7 @@ async def test_a_pod_deleted_while_the_watch_was_away_leaves_its_home_after_kopf
 
 async def test_a_watch_that_stops_delivering_fails_liveness_until_it_delivers_again(kube, ns):
     rt, watches = pod_watches(kube, ns, reconcile_seconds=0.3)
-    a = await o.node(kube, f"a-{ns}")
-    owner = await o.owner_stand_in(kube, ns, "job")
-    await o.pod(kube, ns, "job-0", owner=owner, annotations={"volcano.sh/task-index": "0"})
-    assert await watches.load("pods")
-    task = asyncio.create_task(watches.reconcile_forever("pods"))
+    a, owner, task = await _one_rank_loaded(kube, ns, watches)
     try:
         for spin in range(4):  # a watch that delivers every change: never behind
             await _label(kube, ns, "job-0", spin)
@@ -89,6 +85,15 @@ async def test_an_optional_kind_not_installed_is_not_loaded_and_nothing_fails(ku
     assert not absent.loaded and not absent.installed and watches.problems(stale_seconds=0) == []
 
 
+async def _one_rank_loaded(kube: Kube, ns: str, watches: Watches) -> tuple[str, dict, asyncio.Task]:
+    """A node, a pending rank 0 of a job, the pods loaded, and the re-list loop running."""
+    a = await o.node(kube, f"a-{ns}")
+    owner = await o.owner_stand_in(kube, ns, "job")
+    await o.pod(kube, ns, "job-0", owner=owner, annotations={"volcano.sh/task-index": "0"})
+    assert await watches.load("pods")
+    return a, owner, asyncio.create_task(watches.reconcile_forever("pods"))
+
+
 async def _label(kube: Kube, ns: str, name: str, spin: int) -> None:
     await kube.request("PATCH", f"/api/v1/namespaces/{ns}/pods/{name}", body={"metadata": {"labels": {"spin": str(spin)}}},
                        content_type="application/merge-patch+json")
@@ -102,11 +107,7 @@ async def test_with_the_relist_off_a_watch_that_stopped_delivering_goes_unnotice
     """The defect the re-list closes: kopf says nothing of a watcher that died, so without the
     re-list the bind never reaches the engine and liveness never names the watch."""
     rt, watches = pod_watches(kube, ns, reconcile_seconds=0)
-    a = await o.node(kube, f"a-{ns}")
-    owner = await o.owner_stand_in(kube, ns, "job")
-    await o.pod(kube, ns, "job-0", owner=owner, annotations={"volcano.sh/task-index": "0"})
-    assert await watches.load("pods")
-    task = asyncio.create_task(watches.reconcile_forever("pods"))
+    a, owner, task = await _one_rank_loaded(kube, ns, watches)
     try:
         await o.bind(kube, ns, "job-0", a)  # the watch is dead: nothing delivered
         await asyncio.sleep(2)
