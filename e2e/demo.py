@@ -59,7 +59,7 @@ async def story(variant: str, layout: Layout, quiet: bool = False) -> dict:
         if not quiet:
             say(f"   [{variant}] night: inference scales in to 4; Volcano restarts the training job")
         await c.scale("qwen", 4)
-        await c.settle(quiet=5)
+        await c.settle(quiet=5, until=lambda: sum(r.key.startswith("llama/") for r in c.recorder.replacements) >= RANKS)
         after = {k: v for k, v in c.recorder.last_node.items() if k.startswith("llama/")}
         return {"before": before, "after": after, "summary": c.recorder.summary()}
     finally:

@@ -11,6 +11,7 @@ import subprocess
 import tempfile
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -575,18 +576,35 @@ class TidalCluster:
             await self.kube.request("PATCH", f"/api/v1/nodes/{node}/status", content_type=STRATEGIC_MERGE_PATCH,
                                     body={"status": {"conditions": [condition]}})
 
-    async def settle(self, quiet: float = 3.0, at_least: float = 4.0, timeout: float = 90.0) -> None:
+    async def settle(self, quiet: float = 3.0, at_least: float = 4.0, timeout: float = 90.0,
+                     until: Callable[[], bool] | None = None) -> None:
         """Waits until no pod has been created, bound or deleted for `quiet` seconds, no
         inference replica is pending (the scheduler is still making room; a training gang may
-        stay pending), and at least `at_least` seconds passed: on a loaded machine a step
-        takes longer, not less."""
+        stay pending), `until()` holds when given, and at least `at_least` seconds passed: on
+        a loaded machine a step takes longer, not less. `until` is for a step whose outcome
+        needs the scheduler to act after the last change (a gang bound once room is made):
+        how long Volcano takes to get there is not homing's part."""
         start = time.monotonic()
         while time.monotonic() - start < timeout:
             await asyncio.sleep(0.5)
             now = time.monotonic()
             pending = any(p.node is None and not p.leaving and not p.ranked for p in self.recorder.pods.values())
-            if now - start >= at_least and now - max(self.recorder.last_change, start) >= quiet and not pending:
+            if (now - start >= at_least and now - max(self.recorder.last_change, start) >= quiet and not pending
+                    and (until is None or until())):
                 return
+
+    async def pending_state(self, key_prefix: str) -> dict:
+        """For a failure message: the key's pods not bound, and the Volcano jobs' and
+        PodGroups' phases, when a step did not end as the test expected."""
+        jobs = await self.kube.request("GET", f"/apis/batch.volcano.sh/v1alpha1/namespaces/{NS}/jobs")
+        groups = await self.kube.request("GET", f"/apis/scheduling.volcano.sh/v1beta1/namespaces/{NS}/podgroups")
+        return {
+            "unbound": sorted(p.key for p in self.recorder.pods.values() if p.key.startswith(key_prefix) and p.node is None),
+            "jobs": {j["metadata"]["name"]: (j.get("status") or {}).get("state", {}).get("phase") for j in jobs.get("items") or ()},
+            "podgroups": {g["metadata"]["name"]: [(g.get("status") or {}).get("phase"),
+                                                  [c.get("reason") or c.get("message") for c in (g.get("status") or {}).get("conditions") or ()]]
+                          for g in groups.get("items") or ()},
+        }
 
     async def placed_on(self, nodes: set[str], key_prefix: str, count: int, create) -> None:
         """Creates a workload (`create()`) while every node but `nodes` is cordoned, so that its

@@ -54,9 +54,15 @@ async def test_training_returns_home_after_inference_leaves(binaries, tide, mark
         assert await c.gang_restarts() >= 1, "the evicted gang restarted whole and Volcano counted it"
         assert len(c.nodes_of("qwen")) == 12
         await c.scale("qwen", 4)
-        await c.settle(quiet=5)
-        training = [r for r in c.recorder.replacements if r.key.startswith("llama/")]
-        assert len(training) == 8 and set(ranks(c)) == set(first)
+
+        def replaced() -> list:
+            return [r for r in c.recorder.replacements if r.key.startswith("llama/")]
+
+        # The gang binds once Volcano's next sessions see the room: wait for that, not a
+        # fixed quiet time after the last deletion (a loaded machine once took longer).
+        await c.settle(quiet=5, until=lambda: len(replaced()) >= 8)
+        training = replaced()
+        assert len(training) == 8 and set(ranks(c)) == set(first), await c.pending_state("llama/")
         # Every rank whose home was free when Volcano bound the gang went home, and only
         # those stayed away whose home another pod still held (or had left within the
         # scheduler's cycle): no rank took a sibling's home, so no sibling was sent away.
