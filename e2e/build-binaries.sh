@@ -1,29 +1,38 @@
 #!/usr/bin/env bash
 # Builds the control-plane programs pinned in e2e/controlplane/go.mod into a
-# git-ignored cache (e2e/.bin). Re-running is cheap: a program is rebuilt only
-# when go.mod changed since it was built.
+# git-ignored cache (e2e/.bin), and kube-scheduler's gang release pinned in
+# e2e/controlplane-1.37/go.mod into e2e/.bin/k8s-1.37. Re-running is cheap: a
+# program is rebuilt only when its go.mod changed since it was built.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin="${HOMING_BIN_DIR:-$here/.bin}"
-mod="$here/controlplane"
-mkdir -p "$bin"
-stamp="$bin/.gomod.sha"
-want=$(cat "$mod/go.mod" "$mod/go.sum" | sha256sum | cut -d' ' -f1)
 
-declare -A programs=(
-  [etcd]=go.etcd.io/etcd/server/v3
-  [kube-apiserver]=k8s.io/kubernetes/cmd/kube-apiserver
-  [kube-controller-manager]=k8s.io/kubernetes/cmd/kube-controller-manager
-  [kube-scheduler]=k8s.io/kubernetes/cmd/kube-scheduler
-  [kubectl]=k8s.io/kubernetes/cmd/kubectl
-)
+# build <module folder> <output folder> <name=package>...
+build() {
+  local folder="$1" out="$2"; shift 2
+  local mod="$here/$folder"
+  mkdir -p "$out"
+  local stamp="$out/.gomod.sha" want have
+  want=$(cat "$mod/go.mod" "$mod/go.sum" | sha256sum | cut -d' ' -f1)
+  have=$(cat "$stamp" 2>/dev/null || true)
+  for pair in "$@"; do
+    local name=${pair%%=*} pkg=${pair#*=}
+    if [[ -x "$out/$name" && "$have" == "$want" ]]; then
+      continue
+    fi
+    echo "building $name from e2e/$folder (first run takes several minutes)" >&2
+    (cd "$mod" && go build -trimpath -ldflags='-s -w' -o "$out/$name" "$pkg")
+  done
+  echo "$want" > "$stamp"
+}
 
-have=$(cat "$stamp" 2>/dev/null || true)
-for name in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl; do
-  if [[ -x "$bin/$name" && "$have" == "$want" ]]; then
-    continue
-  fi
-  echo "building $name (first run takes several minutes)" >&2
-  (cd "$mod" && go build -trimpath -ldflags='-s -w' -o "$bin/$name" "${programs[$name]}")
-done
-echo "$want" > "$stamp"
+build controlplane "$bin" \
+  etcd=go.etcd.io/etcd/server/v3 \
+  kube-apiserver=k8s.io/kubernetes/cmd/kube-apiserver \
+  kube-controller-manager=k8s.io/kubernetes/cmd/kube-controller-manager \
+  kube-scheduler=k8s.io/kubernetes/cmd/kube-scheduler \
+  kubectl=k8s.io/kubernetes/cmd/kubectl
+build controlplane-1.37 "$bin/k8s-1.37" \
+  kube-apiserver=k8s.io/kubernetes/cmd/kube-apiserver \
+  kube-controller-manager=k8s.io/kubernetes/cmd/kube-controller-manager \
+  kube-scheduler=k8s.io/kubernetes/cmd/kube-scheduler

@@ -63,8 +63,10 @@ class LocalControlPlane:
         controllers: str = "*,-nodelifecycle,-nodeipam",
         apiserver_args: tuple[str, ...] = (),
         controller_manager_args: tuple[str, ...] = (),
+        release: str = "",
     ) -> None:
         self.workdir = workdir or Path(tempfile.mkdtemp(prefix="homing-cp-"))
+        self.release = release  # a folder of e2e/.bin holding another Kubernetes release's API server and controller manager
         self.controllers = controllers
         self.apiserver_args = apiserver_args
         self.controller_manager_args = controller_manager_args
@@ -136,6 +138,7 @@ class LocalControlPlane:
                 "--v=1",
                 *self.apiserver_args,
             ],
+            binary=f"{self.release}/kube-apiserver" if self.release else None,
         )
         self.kubeconfig.write_text(kubeconfig_text(self.server, pki["ca.crt"], pki["admin.crt"], pki["admin.key"]))
         ctx = ssl.create_default_context(cafile=str(pki["ca.crt"]))
@@ -157,6 +160,7 @@ class LocalControlPlane:
                 "--v=1",
                 *self.controller_manager_args,
             ],
+            binary=f"{self.release}/kube-controller-manager" if self.release else None,
         )
         time.sleep(0.5)
         if self.procs["kube-controller-manager"].poll() is not None:

@@ -19,10 +19,13 @@ import yaml
 
 from homing.kube.client import MERGE_PATCH, Kube, KubeError
 from homing.kube.reflector import Reflector
+from homing_e2e import kube_gangs
 from homing_e2e import objects as o
 from homing_e2e.cluster import E2E_DIR, LocalControlPlane, free_port
 from homing_e2e.imagecache import ImageCache
 from homing_e2e.operator_process import OperatorProcess
+from homing_e2e.scheduler import PROFILE as SCHEDULER_PROFILE
+from homing_e2e.scheduler import config_text as scheduler_config_text
 
 NPU = "huawei.com/Ascend910"
 NODE_NPUS = 8  # every fake node has 8; every pod of the days asks for a whole node
@@ -32,10 +35,19 @@ STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"  # merges condi
 KUBELET_STOPPED = "homing.test/kubelet-stopped"  # a faulted node: kwok's node stage skips it
 KWOK_STAGES = (
     "pod/fast/pod-ready.yaml",
-    "pod/fast/pod-delete.yaml",
 )  # not pod-complete: it would finish training pods (owned by a Job) as Succeeded; no status
 # heartbeat stage: leases keep nodes alive, and a status heartbeat would end a fault early.
-# kwok's node-initialize stage is used with one more condition (see _node_stage).
+# kwok's node-initialize and pod-delete stages are used with one more condition each (see
+# _node_stage, _pod_stages), and a pod held by a finalizer is stopped first.
+POD_STOPPED_STAGE = {  # a deleted pod that a finalizer holds (a Job's pods) fails, as a kubelet stops it
+    "apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Stage", "metadata": {"name": "homing-test-pod-stop"},
+    "spec": {"resourceRef": {"apiGroup": "v1", "kind": "Pod"},
+             "selector": {"matchExpressions": [
+                 {"key": ".metadata.deletionTimestamp", "operator": "Exists"},
+                 {"key": ".metadata.finalizers", "operator": "Exists"},
+                 {"key": ".status.phase", "operator": "In", "values": ["Pending", "Running"]}]},
+             "next": {"statusTemplate": "phase: Failed\nreason: Terminated\n"}},
+}
 SUPERPOD, RACK = "homing.io/superpod-id", "homing.io/rack-id"
 NODES_PER_SUPERPOD, NODES_PER_RACK = 8, 4
 TIDAL_MANIFESTS = E2E_DIR.parent / "manifests" / "tidal"
@@ -161,6 +173,8 @@ class Recorder:
     transitions: list[tuple[float, str, str, bool]] = field(default_factory=list)  # (when, phase, node, ready): faults, or flaps
     left_in: dict[str, str] = field(default_factory=dict)  # uid -> the step in which the pod was deleted
     recent_binds: deque[PodSeen] = field(default_factory=deque)  # re-placements bound within settle_time, oldest first
+    rank_losses: dict[str, list[float]] = field(default_factory=dict)  # job -> when a bound rank of it was deleted or failed
+    finished: set[str] = field(default_factory=set)  # failed or succeeded pods not deleted yet
 
     @property
     def replacement_pulls(self) -> int:
@@ -172,7 +186,8 @@ class Recorder:
 
     @staticmethod
     def key_of(pod: dict) -> tuple[str, bool]:
-        """(key, ranked). Volcano Job pods are ranked by task index; Deployment replicas are a pool."""
+        """(key, ranked). Volcano Job pods are ranked by task index, Indexed Job pods by
+        completion index; Deployment replicas are a pool."""
         meta = pod["metadata"]
         ann = meta.get("annotations") or {}
         labels = meta.get("labels") or {}
@@ -180,6 +195,8 @@ class Recorder:
         index = ann.get("volcano.sh/task-index") or labels.get("volcano.sh/task-index")
         if job and index is not None:
             return f"{job}/{ann.get('volcano.sh/task-spec', '')}/{index}", True
+        if indexed := kube_gangs.rank_of(meta):
+            return "/".join(indexed), True
         return (labels.get("app") or meta.get("generateName") or meta["name"]), False
 
     def node_event(self, kind: str | None, node: dict) -> None:
@@ -233,15 +250,30 @@ class Recorder:
                 if state["ready"] and NODE_NPUS - used.get(n, 0) >= npus and self.cache.disk(n).has(image)
                 and self.released.get(n, float("-inf")) <= settled}
 
+    def _gone(self, uid: str, now: float) -> None:
+        self.last_change = now
+        self.left_in.setdefault(uid, self.phase)
+        gone = self.pods.pop(uid, None)
+        if gone is not None and gone.node:
+            self.released[gone.node] = now
+            if gone.ranked:
+                self.rank_losses.setdefault(gone.key.split("/")[0], []).append(now)
+
     def pod_event(self, kind: str | None, pod: dict) -> None:
         now = time.monotonic()
         uid = pod["metadata"]["uid"]
         if kind == "DELETED":
-            self.last_change = now
-            self.left_in.setdefault(uid, self.phase)
-            gone = self.pods.pop(uid, None)
-            if gone is not None and gone.node:
-                self.released[gone.node] = now
+            if uid in self.finished:
+                self.finished.discard(uid)
+            else:
+                self._gone(uid, now)
+            return
+        if uid in self.finished:
+            return
+        if (pod.get("status") or {}).get("phase") in ("Failed", "Succeeded"):  # holds nothing for the scheduler any more
+            self.finished.add(uid)  # a Job's finalizer keeps it a while yet
+            if uid in self.pods:
+                self._gone(uid, now)
             return
         seen = self.pods.get(uid)
         if pod["metadata"].get("deletionTimestamp"):
@@ -422,21 +454,28 @@ def process_cpu_seconds(pid: int) -> float:
 
 
 class TidalCluster:
-    """One run: its own control plane, Volcano, kwok, nodes, and homing when asked."""
+    """One run: its own control plane, Volcano (or, for a `kube-scheduler…` variant,
+    kube-scheduler 1.37 with its own gangs), kwok, nodes, and homing when asked."""
 
     def __init__(self, variant: str, superpods: int, images: dict[str, float], bandwidth_gbps: float, disk_gb: float = 120,
                  volcano_args: tuple[str, ...] = (), tide: str = "preempt", controller_manager_args: tuple[str, ...] = (),
                  operator_env: dict[str, str] | None = None) -> None:
         self.variant = variant
+        self.gangs = variant.startswith("kube-scheduler")  # kube-scheduler's gangs; `tide` is then the PodGroups' disruption mode
+        if self.gangs and tide not in kube_gangs.DISRUPTION_MODES:
+            tide = "all"  # a Volcano tide's name: kube-scheduler has one preemption, the gang evicted whole
         self.tide = tide  # manifests/tidal/<tide>: "preempt"/"gangpreempt" (one queue, priorities) or "reclaim"/"gangreclaim" (two queues)
         self.superpods = superpods
         self.workdir = Path(tempfile.mkdtemp(prefix=f"homing-tidal-{variant.replace('+', '-')}-"))
         self.cp = LocalControlPlane(
             self.workdir / "cp",
             controllers="*,-nodeipam",
-            apiserver_args=("--default-not-ready-toleration-seconds=5", "--default-unreachable-toleration-seconds=5"),
+            apiserver_args=("--default-not-ready-toleration-seconds=5", "--default-unreachable-toleration-seconds=5",
+                            *(kube_gangs.APISERVER_ARGS if self.gangs else ())),
             # faults are explicit: grace only has to outlast a late lease renewal
-            controller_manager_args=("--node-monitor-grace-period=40s", "--node-monitor-period=2s", *controller_manager_args),
+            controller_manager_args=("--node-monitor-grace-period=40s", "--node-monitor-period=2s", *controller_manager_args,
+                                     *(kube_gangs.CONTROLLER_MANAGER_ARGS if self.gangs else ())),
+            release=kube_gangs.RELEASE if self.gangs else "",
         )
         self.recorder = Recorder(ImageCache(disk_gb, bandwidth_gbps), images)
         self.volcano_args = volcano_args
@@ -453,24 +492,19 @@ class TidalCluster:
         (self.workdir / "cp").mkdir(parents=True, exist_ok=True)
         self.cp.start()
         kube = self.kube = await Kube.connect(str(self.cp.kubeconfig))
-        vc = module_dir("volcano", "volcano.sh/volcano")
-        for folder in ("config/crd/volcano/bases", "config/crd/jobflow/bases"):
-            for path in sorted((vc / folder).glob("*.yaml")):
-                await o.install_crd(kube, yaml.safe_load(path.read_text()))
         await o.install_crd(kube)
-        conf_dir = self.workdir / "volcano-conf"  # a folder of its own: the scheduler watches it
-        conf_dir.mkdir()
-        (conf_dir / "scheduler.conf").write_text(scheduler_conf(self.variant, self.tide))
         k = f"--kubeconfig={self.cp.kubeconfig}"
-        self.cp.run("vc-controller-manager", [k, "--leader-elect=false", f"--listen-address=127.0.0.1:{free_port()}", f"--healthz-address=127.0.0.1:{free_port()}"])
-        self.cp.run("vc-scheduler", [k, f"--scheduler-conf={conf_dir / 'scheduler.conf'}", "--leader-elect=false", "--schedule-period=500ms",
-                                     f"--listen-address=127.0.0.1:{free_port()}", f"--healthz-address=127.0.0.1:{free_port()}", *self.volcano_args])
+        if self.gangs:
+            self._start_kube_scheduler()
+        else:
+            await self._start_volcano(k)
         stages = module_dir("kwok", "sigs.k8s.io/kwok") / "kustomize" / "stage"
         node_stage = self._node_stage(stages / "node" / "fast" / "node-initialize.yaml")
         self.cp.run("kwok", [k, "--manage-all-nodes=false", f"--manage-nodes-with-annotation-selector={KWOK_ANNOTATION}=fake",
                              "--node-lease-duration-seconds=40",  # the nodes' heartbeat: a lease renewed every 10 s
                              f"--server-address=127.0.0.1:{free_port()}", f"--config={node_stage}",
-                             *[f"--config={stages / s}" for s in KWOK_STAGES]])
+                             *[f"--config={stages / s}" for s in KWOK_STAGES],
+                             *[f"--config={path}" for path in self._pod_stages(stages / "pod" / "fast" / "pod-delete.yaml")]])
         if "homing" in self.variant:
             env = {"HOMING_LOG_LEVEL": os.environ.get("HOMING_E2E_OPERATOR_LOG_LEVEL", "warning"), **self.operator_env}
             self.operator = OperatorProcess(self.cp.kubeconfig, self.workdir, env=env)
@@ -495,6 +529,25 @@ class TidalCluster:
         await o.eventually(lambda: kube.request("GET", f"/api/v1/namespaces/{NS}/serviceaccounts/default"), what="default SA")
         return self
 
+    async def _start_volcano(self, k: str) -> None:
+        vc = module_dir("volcano", "volcano.sh/volcano")
+        for folder in ("config/crd/volcano/bases", "config/crd/jobflow/bases"):
+            for path in sorted((vc / folder).glob("*.yaml")):
+                await o.install_crd(self.kube, yaml.safe_load(path.read_text()))
+        conf_dir = self.workdir / "volcano-conf"  # a folder of its own: the scheduler watches it
+        conf_dir.mkdir()
+        (conf_dir / "scheduler.conf").write_text(scheduler_conf(self.variant, self.tide))
+        self.cp.run("vc-controller-manager", [k, "--leader-elect=false", f"--listen-address=127.0.0.1:{free_port()}", f"--healthz-address=127.0.0.1:{free_port()}"])
+        self.cp.run("vc-scheduler", [k, f"--scheduler-conf={conf_dir / 'scheduler.conf'}", "--leader-elect=false", "--schedule-period=500ms",
+                                     f"--listen-address=127.0.0.1:{free_port()}", f"--healthz-address=127.0.0.1:{free_port()}", *self.volcano_args])
+
+    def _start_kube_scheduler(self) -> None:
+        """kube-scheduler 1.37 with gangs on, the profile homing ships (manifests/kube-scheduler)."""
+        config = self.workdir / "kube-scheduler.yaml"
+        config.write_text(scheduler_config_text(self.cp.kubeconfig))
+        self.cp.run("kube-scheduler", [f"--config={config}", "--bind-address=127.0.0.1", f"--secure-port={free_port()}", "--v=1",
+                                       *kube_gangs.SCHEDULER_ARGS], binary=f"{kube_gangs.RELEASE}/kube-scheduler")
+
     def _node_stage(self, upstream: Path) -> Path:
         """kwok's own node-initialize stage (read from the module cache), made to skip a
         node whose kubelet the harness stopped: otherwise it turns it Ready at once."""
@@ -504,6 +557,16 @@ class TidalCluster:
         path = self.workdir / "kwok-node-initialize.yaml"
         path.write_text(yaml.safe_dump(stage, sort_keys=False))
         return path
+
+    def _pod_stages(self, upstream_delete: Path) -> list[Path]:
+        """kwok's pod-delete stage made to wait until no finalizer holds the pod (a Job's
+        controller removes its own once the pod has failed), and the stage that fails it."""
+        stage = yaml.safe_load(upstream_delete.read_text())
+        stage["spec"]["selector"]["matchExpressions"].append({"key": ".metadata.finalizers", "operator": "DoesNotExist"})
+        delete, stop = self.workdir / "kwok-pod-delete.yaml", self.workdir / "kwok-pod-stop.yaml"
+        delete.write_text(yaml.safe_dump(stage, sort_keys=False))
+        stop.write_text(yaml.safe_dump(POD_STOPPED_STAGE, sort_keys=False))
+        return [delete, stop]
 
     async def _node(self, name: str, i: int) -> None:
         sp, rack = i // NODES_PER_SUPERPOD, i // NODES_PER_RACK
@@ -534,6 +597,8 @@ class TidalCluster:
     # -- the day's moves ---------------------------------------------------------------------
     async def training_job(self, name: str, replicas: int, image: str, sp_block: int | None = None) -> None:
         ann = {"sp-block": str(sp_block)} if sp_block else {}
+        if self.gangs:
+            return await self._indexed_job(name, replicas, image, ann)
         body = {
             "apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": name, "namespace": NS},
             "spec": {
@@ -549,12 +614,19 @@ class TidalCluster:
         }
         await self.kube.request("POST", f"/apis/batch.volcano.sh/v1alpha1/namespaces/{NS}/jobs", body=body)
 
+    async def _indexed_job(self, name: str, replicas: int, image: str, ann: dict[str, str]) -> None:
+        await self.kube.request("POST", kube_gangs.podgroups_path(NS), body=kube_gangs.pod_group(name, NS, replicas, "training-low", self.tide))
+        spec = {"schedulerName": SCHEDULER_PROFILE, "priorityClassName": "training-low", "terminationGracePeriodSeconds": 0,
+                "containers": [{"name": "train", "image": image, "resources": {"limits": {NPU: "8"}}}]}
+        await self.kube.request("POST", f"/apis/batch/v1/namespaces/{NS}/jobs", body=kube_gangs.indexed_job(name, NS, replicas, spec, ann))
+
     async def inference(self, name: str, replicas: int, image: str) -> None:
         body = {
             "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": NS},
             "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}}, "template": {
                 "metadata": {"labels": {"app": name}, "annotations": {QUEUE_ANNOTATION: "inference"} if self.tide in RECLAIM_TIDES else {}},
-                "spec": {"schedulerName": "volcano", "priorityClassName": "inference-high", "terminationGracePeriodSeconds": 0,
+                "spec": {"schedulerName": SCHEDULER_PROFILE if self.gangs else "volcano", "priorityClassName": "inference-high",
+                         "terminationGracePeriodSeconds": 0,
                          "containers": [{"name": "serve", "image": image, "resources": {"limits": {NPU: "8"}}}]}}},
         }
         await self.kube.request("POST", f"/apis/apps/v1/namespaces/{NS}/deployments", body=body)
@@ -596,11 +668,16 @@ class TidalCluster:
     async def pending_state(self, key_prefix: str) -> dict:
         """For a failure message: the key's pods not bound, and the Volcano jobs' and
         PodGroups' phases, when a step did not end as the test expected."""
-        jobs = await self.kube.request("GET", f"/apis/batch.volcano.sh/v1alpha1/namespaces/{NS}/jobs")
-        groups = await self.kube.request("GET", f"/apis/scheduling.volcano.sh/v1beta1/namespaces/{NS}/podgroups")
+        if self.gangs:
+            jobs = await self.kube.request("GET", f"/apis/batch/v1/namespaces/{NS}/jobs")
+            groups = await self.kube.request("GET", kube_gangs.podgroups_path(NS))
+        else:
+            jobs = await self.kube.request("GET", f"/apis/batch.volcano.sh/v1alpha1/namespaces/{NS}/jobs")
+            groups = await self.kube.request("GET", f"/apis/scheduling.volcano.sh/v1beta1/namespaces/{NS}/podgroups")
         return {
             "unbound": sorted(p.key for p in self.recorder.pods.values() if p.key.startswith(key_prefix) and p.node is None),
-            "jobs": {j["metadata"]["name"]: (j.get("status") or {}).get("state", {}).get("phase") for j in jobs.get("items") or ()},
+            "jobs": {j["metadata"]["name"]: (j.get("status") or {}).get("state", {}).get("phase")
+                     or [c.get("type") for c in (j.get("status") or {}).get("conditions") or ()] for j in jobs.get("items") or ()},
             "podgroups": {g["metadata"]["name"]: [(g.get("status") or {}).get("phase"),
                                                   [c.get("reason") or c.get("message") for c in (g.get("status") or {}).get("conditions") or ()]]
                           for g in groups.get("items") or ()},
@@ -638,6 +715,8 @@ class TidalCluster:
         return now
 
     async def restarts_by_job(self) -> dict[str, int]:
+        if self.gangs:  # kube-scheduler keeps no count: the disruptions the pods show
+            return {job: kube_gangs.disruptions(times) for job, times in self.recorder.rank_losses.items()}
         jobs = await self.kube.request("GET", f"/apis/batch.volcano.sh/v1alpha1/namespaces/{NS}/jobs")
         return {j["metadata"]["name"]: int((j.get("status") or {}).get("retryCount") or 0) for j in jobs.get("items") or ()}
 
@@ -647,7 +726,7 @@ class TidalCluster:
     def cpu_seconds(self) -> dict[str, float]:
         """CPU time used so far by the scheduler, the API server and homing: on a machine of
         two cores, whatever homing uses is taken from the others."""
-        procs = {name: self.cp.procs.get(name) for name in ("vc-scheduler", "kube-apiserver")}
+        procs = {name: self.cp.procs.get(name) for name in ("vc-scheduler", "kube-scheduler", "kube-apiserver")}
         procs["homing"] = self.operator.proc if self.operator else None
         return {name: round(process_cpu_seconds(proc.pid), 1) for name, proc in procs.items() if proc and proc.poll() is None}
 

@@ -1,0 +1,78 @@
+"""A reduced tidal day on kube-scheduler 1.37's own gangs: an 8-rank training job (an
+Indexed Job whose pods join a PodGroup) is preempted by a higher-priority inference
+Deployment as it scales out; when inference scales in, kube-scheduler places the
+re-created ranks, each by its ordinary scores — and this checks where they landed.
+Run with the PodGroup evicted whole (disruption mode all) and pod by pod (single)."""
+from __future__ import annotations
+
+import pytest
+
+from homing_e2e import objects as o
+from homing_e2e.cluster import build_binaries
+from homing_e2e.tidal import TidalCluster
+
+pytestmark = pytest.mark.cluster
+
+
+@pytest.fixture(scope="module")
+def binaries():
+    build_binaries()
+
+
+def ranks(c: TidalCluster) -> dict[str, str]:
+    return {k: v for k, v in c.recorder.last_node.items() if k.startswith("llama/")}
+
+
+@pytest.mark.parametrize("disruption", ["all", "single"])
+async def test_gang_returns_home_on_kube_scheduler(binaries, disruption):
+    c = await TidalCluster("kube-scheduler+homing", superpods=2, images={"train:30g": 30, "serve:15g": 15},
+                           bandwidth_gbps=1, tide=disruption).start()
+    try:
+        await c.training_job("llama", 8, "train:30g")
+        await c.inference("qwen", 4, "serve:15g")
+        await c.settle(until=lambda: len(ranks(c)) == 8)
+        first = ranks(c)
+        assert len(first) == 8 and len(set(first.values())) == 8, await c.pending_state("llama/")
+
+        async def reported():  # the kubelet's part, from the image-cache model
+            node = await c.kube.request("GET", f"/api/v1/nodes/{first['llama/0']}")
+            return any("train:30g" in i["names"] for i in node.get("status", {}).get("images") or [])
+
+        await o.eventually(reported, what="the node reports the training image in status.images")
+        c.recorder.phase = "morning"
+        await c.scale("qwen", 12)  # 12 + 8 > 16 nodes: kube-scheduler preempts training ranks
+        await c.settle()
+        assert len(c.nodes_of("qwen")) == 12, await c.pending_state("qwen")
+        lost = [k for k, n in first.items() if n in set(c.nodes_of("qwen"))]
+        assert lost, "inference took no training node"
+        if disruption == "all":  # the PodGroup went as one victim: no rank of it runs
+            assert not c.nodes_of("llama/"), "a rank of the gang kept running after the gang was preempted"
+        assert await c.gang_restarts() >= 1
+
+        c.recorder.phase = "night"
+        await c.scale("qwen", 4)
+
+        def replaced() -> list:
+            return [r for r in c.recorder.replacements if r.key.startswith("llama/")]
+
+        await c.settle(quiet=5, until=lambda: len(replaced()) >= len(lost) if disruption == "single" else len(replaced()) >= 8)
+        training = replaced()
+        assert len(training) >= len(lost), await c.pending_state("llama/")
+        assert set(ranks(c)) == set(first)
+        # Every rank whose home was free when kube-scheduler bound it went home; none took
+        # another rank's home.
+        free = [r for r in training if r.feasible]
+        missed = [(r.key, r.home, r.node, r.reason) for r in free if r.outcome != "home"]
+        assert not missed, missed
+        assert len([r for r in training if r.outcome == "home"]) == len(free), [(r.key, r.blocked) for r in training if not r.feasible]
+        assert not {r.node for r in training if r.outcome != "home"} & set(first.values()), \
+            "a rank that could not go home took another rank's home"
+        held = len(training) - len(free)
+
+        async def started():
+            return all(p.started for p in c.recorder.pods.values() if p.key.startswith("llama/") and not p.leaving)
+
+        await o.eventually(started, what="the training ranks running")
+        assert c.recorder.replacement_pulls <= held, (c.recorder.replacement_pulls, held)
+    finally:
+        await c.stop()
