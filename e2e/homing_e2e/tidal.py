@@ -483,6 +483,7 @@ class TidalCluster:
         self.operator: OperatorProcess | None = None
         self.kube: Kube | None = None
         self.tasks: list[asyncio.Task] = []
+        self.gang_sizes: dict[str, int] = {}  # training job -> ranks
 
     @property
     def node_names(self) -> list[str]:
@@ -597,6 +598,7 @@ class TidalCluster:
     # -- the day's moves ---------------------------------------------------------------------
     async def training_job(self, name: str, replicas: int, image: str, sp_block: int | None = None) -> None:
         ann = {"sp-block": str(sp_block)} if sp_block else {}
+        self.gang_sizes[name] = replicas
         if self.gangs:
             return await self._indexed_job(name, replicas, image, ann)
         body = {
@@ -664,6 +666,16 @@ class TidalCluster:
             if (now - start >= at_least and now - max(self.recorder.last_change, start) >= quiet and not pending
                     and (until is None or until())):
                 return
+
+    def all_ranks_created(self) -> bool:
+        """Every training job has a pod for each rank, bound or pending: a Job re-creates an
+        evicted rank only after its index's back-off, and a step is not over before that."""
+        live: dict[str, set[str]] = {}
+        for p in self.recorder.pods.values():
+            if p.ranked and not p.leaving:
+                job, _, rank = p.key.rpartition("/")
+                live.setdefault(job.split("/")[0], set()).add(rank)
+        return all(len(live.get(job, ())) >= n for job, n in self.gang_sizes.items())
 
     async def pending_state(self, key_prefix: str) -> dict:
         """For a failure message: the key's pods not bound, and the Volcano jobs' and

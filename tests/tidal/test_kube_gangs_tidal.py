@@ -9,6 +9,7 @@ import pytest
 
 from homing_e2e import objects as o
 from homing_e2e.cluster import build_binaries
+from homing_e2e.home_checks import assert_free_homes_taken
 from homing_e2e.tidal import TidalCluster
 
 pytestmark = pytest.mark.cluster
@@ -59,20 +60,6 @@ async def test_gang_returns_home_on_kube_scheduler(binaries, disruption):
         training = replaced()
         assert len(training) >= len(lost), await c.pending_state("llama/")
         assert set(ranks(c)) == set(first)
-        # Every rank whose home was free when kube-scheduler bound it went home; none took
-        # another rank's home.
-        free = [r for r in training if r.feasible]
-        missed = [(r.key, r.home, r.node, r.reason) for r in free if r.outcome != "home"]
-        assert not missed, missed
-        assert len([r for r in training if r.outcome == "home"]) == len(free), [(r.key, r.blocked) for r in training if not r.feasible]
-        assert not {r.node for r in training if r.outcome != "home"} & set(first.values()), \
-            "a rank that could not go home took another rank's home"
-        held = len(training) - len(free)
-
-        async def started():
-            return all(p.started for p in c.recorder.pods.values() if p.key.startswith("llama/") and not p.leaving)
-
-        await o.eventually(started, what="the training ranks running")
-        assert c.recorder.replacement_pulls <= held, (c.recorder.replacement_pulls, held)
+        await assert_free_homes_taken(c, training, first, "llama/")
     finally:
         await c.stop()

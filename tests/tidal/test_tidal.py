@@ -10,6 +10,7 @@ import pytest
 
 from homing_e2e import objects as o
 from homing_e2e.cluster import build_binaries
+from homing_e2e.home_checks import assert_free_homes_taken
 from homing_e2e.tidal import TidalCluster
 
 pytestmark = pytest.mark.cluster
@@ -63,23 +64,7 @@ async def test_training_returns_home_after_inference_leaves(binaries, tide, mark
         await c.settle(quiet=5, until=lambda: len(replaced()) >= 8)
         training = replaced()
         assert len(training) == 8 and set(ranks(c)) == set(first), await c.pending_state("llama/")
-        # Every rank whose home was free when Volcano bound the gang went home, and only
-        # those stayed away whose home another pod still held (or had left within the
-        # scheduler's cycle): no rank took a sibling's home, so no sibling was sent away.
-        free = [r for r in training if r.feasible]
-        missed = [(r.key, r.home, r.node) for r in free if r.outcome != "home"]
-        assert not missed, missed
-        home = [r for r in training if r.outcome == "home"]
-        assert len(home) == len(free), [(r.key, r.blocked) for r in training if not r.feasible]
-        assert not {r.node for r in training if r.outcome != "home"} & set(first.values()), \
-            "a rank that could not go home took another rank's home"
-        held = len(training) - len(free)
-
-        async def started():
-            return all(p.started for p in c.recorder.pods.values() if p.key.startswith("llama/") and not p.leaving)
-
-        await o.eventually(started, what="the training ranks running")
-        assert c.recorder.replacement_pulls <= held, (c.recorder.replacement_pulls, held)
+        await assert_free_homes_taken(c, training, first, "llama/")
     finally:
         await c.stop()
 
