@@ -732,6 +732,10 @@ class TidalCluster:
         jobs = await self.kube.request("GET", f"/apis/batch.volcano.sh/v1alpha1/namespaces/{NS}/jobs")
         return {j["metadata"]["name"]: int((j.get("status") or {}).get("retryCount") or 0) for j in jobs.get("items") or ()}
 
+    def last_nodes(self, key_prefix: str) -> dict[str, str]:
+        """Where the recorder last saw each rank of the prefix bound: rank key -> node."""
+        return {k: v for k, v in self.recorder.last_node.items() if k.startswith(key_prefix)}
+
     def nodes_of(self, key_prefix: str) -> list[str]:
         return sorted({p.node for p in self.recorder.pods.values() if p.node and not p.leaving and p.key.startswith(key_prefix)})
 

@@ -11,17 +11,11 @@ import pytest
 
 from homing.kube.client import KubeError
 from homing_e2e import objects as o
-from homing_e2e.cluster import build_binaries
 from homing_e2e.tidal import NS, TidalCluster
 
 pytestmark = pytest.mark.cluster
 
 IMAGES = {"train:30g": 30, "other:25g": 25, "serve:15g": 15}
-
-
-@pytest.fixture(scope="module")
-def binaries():
-    build_binaries()
 
 
 def decisions(pods: list[dict]) -> list[dict]:

@@ -9,21 +9,11 @@ import os
 import pytest
 
 from homing_e2e import objects as o
-from homing_e2e.cluster import build_binaries
 from homing_e2e.tidal import NS, TidalCluster
 
 pytestmark = pytest.mark.cluster
 
 IMAGES = {"train:30g": 30}
-
-
-@pytest.fixture(scope="module")
-def binaries():
-    build_binaries()
-
-
-def ranks(c: TidalCluster) -> dict[str, str]:
-    return {k: v for k, v in c.recorder.last_node.items() if k.startswith("llama/")}
 
 
 @pytest.mark.parametrize("how", ["cordoned", "faulted"])
@@ -34,7 +24,7 @@ async def test_a_rank_whose_home_is_taken_leaves_its_siblings_homes_alone(binari
     try:
         await c.training_job("llama", 4, "train:30g")
         await c.settle(quiet=3, at_least=4)
-        first = ranks(c)
+        first = c.last_nodes("llama/")
         assert len(first) == 4
 
         async def reported():  # the kubelets' part: every home lists the image (image locality reads it)
@@ -50,7 +40,7 @@ async def test_a_rank_whose_home_is_taken_leaves_its_siblings_homes_alone(binari
         else:
             await c.fault(taken, True)  # the taint manager evicts rank 0; the gang restarts
         await o.eventually(lambda: _all_rebound(c, first), timeout=90, what="the gang bound again")
-        now = ranks(c)
+        now = c.last_nodes("llama/")
         assert now["llama/worker/0"] not in first.values(), f"rank 0 took a sibling's home: {now} (was {first})"
         for key in ("llama/worker/1", "llama/worker/2", "llama/worker/3"):
             assert now[key] == first[key], f"{key} moved: {now} (was {first})"

@@ -8,20 +8,10 @@ from __future__ import annotations
 import pytest
 
 from homing_e2e import objects as o
-from homing_e2e.cluster import build_binaries
 from homing_e2e.home_checks import assert_free_homes_taken
 from homing_e2e.tidal import TidalCluster
 
 pytestmark = pytest.mark.cluster
-
-
-@pytest.fixture(scope="module")
-def binaries():
-    build_binaries()
-
-
-def ranks(c: TidalCluster) -> dict[str, str]:
-    return {k: v for k, v in c.recorder.last_node.items() if k.startswith("llama/")}
 
 
 @pytest.mark.parametrize("disruption", ["all", "single"])
@@ -31,8 +21,8 @@ async def test_gang_returns_home_on_kube_scheduler(binaries, disruption):
     try:
         await c.training_job("llama", 8, "train:30g")
         await c.inference("qwen", 4, "serve:15g")
-        await c.settle(until=lambda: len(ranks(c)) == 8)
-        first = ranks(c)
+        await c.settle(until=lambda: len(c.last_nodes("llama/")) == 8)
+        first = c.last_nodes("llama/")
         assert len(first) == 8 and len(set(first.values())) == 8, await c.pending_state("llama/")
 
         async def reported():  # the kubelet's part, from the image-cache model
@@ -59,7 +49,7 @@ async def test_gang_returns_home_on_kube_scheduler(binaries, disruption):
         await c.settle(quiet=5, until=lambda: len(replaced()) >= len(lost) if disruption == "single" else len(replaced()) >= 8)
         training = replaced()
         assert len(training) >= len(lost), await c.pending_state("llama/")
-        assert set(ranks(c)) == set(first)
+        assert set(c.last_nodes("llama/")) == set(first)
         await assert_free_homes_taken(c, training, first, "llama/")
     finally:
         await c.stop()

@@ -9,21 +9,10 @@ import asyncio
 import pytest
 
 from homing_e2e import objects as o
-from homing_e2e.cluster import build_binaries
 from homing_e2e.home_checks import assert_free_homes_taken
 from homing_e2e.tidal import TidalCluster
 
 pytestmark = pytest.mark.cluster
-
-
-@pytest.fixture(scope="module")
-def binaries():
-    build_binaries()
-
-
-def ranks(c: TidalCluster) -> dict[str, str]:
-    """Where the recorder last saw each training rank bound."""
-    return {k: v for k, v in c.recorder.last_node.items() if k.startswith("llama/")}
 
 
 async def training_and_inference(c: TidalCluster) -> dict[str, str]:
@@ -31,7 +20,7 @@ async def training_and_inference(c: TidalCluster) -> dict[str, str]:
     await c.training_job("llama", 8, "train:30g", sp_block=32)
     await c.inference("qwen", 4, "serve:15g")
     await c.settle()
-    return ranks(c)
+    return c.last_nodes("llama/")
 
 
 @pytest.mark.parametrize("marks", ["marks", "no-marks"])
@@ -63,7 +52,7 @@ async def test_training_returns_home_after_inference_leaves(binaries, tide, mark
         # fixed quiet time after the last deletion (a loaded machine once took longer).
         await c.settle(quiet=5, until=lambda: len(replaced()) >= 8)
         training = replaced()
-        assert len(training) == 8 and set(ranks(c)) == set(first), await c.pending_state("llama/")
+        assert len(training) == 8 and set(c.last_nodes("llama/")) == set(first), await c.pending_state("llama/")
         await assert_free_homes_taken(c, training, first, "llama/")
     finally:
         await c.stop()
