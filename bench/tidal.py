@@ -69,22 +69,19 @@ def log(text: str) -> None:
 async def day(c: TidalCluster, d: Day) -> None:
     """The scripted day. Sizes follow the cluster: 3/4 of it training, inference tides."""
     nodes = c.superpods * NODES_PER_SUPERPOD
-    # kube-scheduler: a Job re-creates an evicted rank after its back-off (10 s, doubling); a
-    # step ends once every rank exists again (Volcano re-creates a gang at once: no wait)
-    until = c.all_ranks_created if c.gangs else None
     jobs = max(1, nodes * 3 // 4 // d.gang)
     base = max(2, nodes // 8)
     for j in range(jobs):
         image, sp_block = d.trains[j % len(d.trains)]
         await c.training_job(f"train-{j}", d.gang, image, sp_block=sp_block if j == 0 else None)
     await c.inference("qwen", base, "serve:15g")
-    await c.settle(quiet=4, at_least=8, until=until)
+    await c.settle(quiet=4, at_least=8)
     log(f"  dawn: {jobs} training jobs of {d.gang}, inference {base}")
     restarts = await c.count_restarts("dawn", {})
     for step, replicas in (("morning wave 1", base + nodes // 4), ("morning wave 2", base + nodes // 2), ("night", base)):
         c.recorder.phase = step
         await c.scale("qwen", replicas)
-        await c.settle(quiet=4, at_least=6, until=until)
+        await c.settle(quiet=4, at_least=6)
         restarts = await c.count_restarts(step, restarts)
         log(f"  {step}: inference {replicas}")
     hosting = [p.node for p in c.recorder.pods.values() if p.node and p.key.startswith("train-")]
@@ -92,19 +89,19 @@ async def day(c: TidalCluster, d: Day) -> None:
     c.recorder.phase = "faults"
     for node in faulty:
         await c.fault(node, down=True)
-    await c.settle(quiet=4, at_least=20, until=until)  # tainted at once, evicted 5 s later (the second node up to 10 s after: eviction rate), jobs restart
+    await c.settle(quiet=4, at_least=20)  # tainted at once, evicted 5 s later (the second node up to 10 s after: eviction rate), jobs restart
     restarts = await c.count_restarts("faults", restarts)
     log(f"  faults: {faulty} NotReady")
     c.recorder.phase = "recovery"
     for node in faulty:
         await c.fault(node, down=False)
-    await c.settle(quiet=4, at_least=6, until=until)
+    await c.settle(quiet=4, at_least=6)
     restarts = await c.count_restarts("recovery", restarts)
     log("  faults recovered")
     for step, replicas in (("next morning", base + nodes // 4), ("next night", base)):
         c.recorder.phase = step
         await c.scale("qwen", replicas)
-        await c.settle(quiet=4, at_least=6, until=until)
+        await c.settle(quiet=4, at_least=6)
         restarts = await c.count_restarts(step, restarts)
         log(f"  {step}: inference {replicas}")
 

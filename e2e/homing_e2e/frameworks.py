@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import json
 import os
 import socket
 import subprocess
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 
 import yaml
@@ -22,18 +20,11 @@ import yaml
 from homing.kube.client import Kube, KubeError
 from homing_e2e import objects
 from homing_e2e.cluster import BIN_DIR, E2E_DIR, free_port
+from homing_e2e.modules import module_dir
 from homing_e2e.pki import serving_pair
 
 FRAMEWORK_LABEL = "e2e.homing.io/frameworks"
 WEBHOOK_APIS = "/apis/admissionregistration.k8s.io/v1"
-
-
-@cache
-def module_dir(module: str, version: str) -> Path:
-    """`go mod download` fetches the pinned module once; then it is local."""
-    out = subprocess.run(["go", "mod", "download", "-json", f"{module}@{version}"], cwd="/",
-                         capture_output=True, text=True, check=True).stdout
-    return Path(json.loads(out)["Dir"])
 
 
 def load_yaml(path: Path) -> dict:

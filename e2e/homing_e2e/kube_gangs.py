@@ -18,8 +18,7 @@ LOSS_GAP_S = 10.0  # a job's ranks lost within this of each other were lost in o
 DISRUPTION_MODES = ("all", "single")  # the PodGroup evicted as one unit, or pod by pod
 
 
-def podgroups_path(namespace: str) -> str:
-    return f"/apis/scheduling.k8s.io/v1beta1/namespaces/{namespace}/podgroups"
+PODGROUPS_PATH = "/apis/scheduling.k8s.io/v1beta1/namespaces/{ns}/podgroups"
 
 
 def pod_group(name: str, namespace: str, ranks: int, priority_class: str, disruption: str = "all") -> dict:

@@ -21,13 +21,12 @@ from homing.kube.client import MERGE_PATCH, Kube, KubeError
 from homing.kube.reflector import Reflector
 from homing_e2e import kube_gangs
 from homing_e2e import objects as o
-from homing_e2e.cluster import E2E_DIR, LocalControlPlane, free_port
+from homing_e2e.cluster import LocalControlPlane, free_port
 from homing_e2e.imagecache import ImageCache
+from homing_e2e.modules import pinned_dir
 from homing_e2e.operator_process import OperatorProcess
-from homing_e2e.scheduler import PROFILE as SCHEDULER_PROFILE
-from homing_e2e.scheduler import config_text as scheduler_config_text
+from homing_e2e.tidal_schedulers import INFERENCE_PRIORITY, NPU, TRAINING_PRIORITY, scheduling_for
 
-NPU = "huawei.com/Ascend910"
 NODE_NPUS = 8  # every fake node has 8; every pod of the days asks for a whole node
 NS = "ai"
 KWOK_ANNOTATION = "kwok.x-k8s.io/node"
@@ -50,35 +49,6 @@ POD_STOPPED_STAGE = {  # a deleted pod that a finalizer holds (a Job's pods) fai
 }
 SUPERPOD, RACK = "homing.io/superpod-id", "homing.io/rack-id"
 NODES_PER_SUPERPOD, NODES_PER_RACK = 8, 4
-TIDAL_MANIFESTS = E2E_DIR.parent / "manifests" / "tidal"
-QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
-
-
-def module_dir(module_folder: str, module: str) -> Path:
-    out = subprocess.run(
-        ["go", "list", "-m", "-f", "{{.Dir}}", module], cwd=E2E_DIR / module_folder, capture_output=True, text=True, check=True
-    ).stdout.strip()
-    return Path(out)
-
-
-RECLAIM_TIDES = ("reclaim", "gangreclaim")  # two queues: inference reclaims from training
-
-
-def scheduler_conf(variant: str, tide: str = "preempt") -> str:
-    """The shipped volcano-scheduler.conf of the tide (manifests/tidal, behaviour.md "Operation"), with
-    nodeorder's arguments set for the run: homing's weight and/or image locality's, or
-    none (Volcano's defaults)."""
-    conf = yaml.safe_load((TIDAL_MANIFESTS / tide / "volcano-scheduler.conf").read_text())
-    args = {}
-    if "imagelocality" in variant:
-        args["imagelocality.weight"] = 10
-    if "homing" in variant:
-        args["nodeaffinity.weight"] = 10
-    for plugin in (p for tier in conf["tiers"] for p in tier["plugins"] if p["name"] == "nodeorder"):
-        plugin.pop("arguments", None)
-        if args:
-            plugin["arguments"] = args
-    return yaml.safe_dump(conf, sort_keys=False)
 
 
 # -- what happened ---------------------------------------------------------------------------
@@ -461,24 +431,20 @@ class TidalCluster:
                  volcano_args: tuple[str, ...] = (), tide: str = "preempt", controller_manager_args: tuple[str, ...] = (),
                  operator_env: dict[str, str] | None = None) -> None:
         self.variant = variant
-        self.gangs = variant.startswith("kube-scheduler")  # kube-scheduler's gangs; `tide` is then the PodGroups' disruption mode
-        if self.gangs and tide not in kube_gangs.DISRUPTION_MODES:
-            tide = "all"  # a Volcano tide's name: kube-scheduler has one preemption, the gang evicted whole
-        self.tide = tide  # manifests/tidal/<tide>: "preempt"/"gangpreempt" (one queue, priorities) or "reclaim"/"gangreclaim" (two queues)
+        self.scheduling = scheduling_for(variant, tide, volcano_args)  # Volcano, or kube-scheduler's gangs
         self.superpods = superpods
         self.workdir = Path(tempfile.mkdtemp(prefix=f"homing-tidal-{variant.replace('+', '-')}-"))
         self.cp = LocalControlPlane(
             self.workdir / "cp",
             controllers="*,-nodeipam",
             apiserver_args=("--default-not-ready-toleration-seconds=5", "--default-unreachable-toleration-seconds=5",
-                            *(kube_gangs.APISERVER_ARGS if self.gangs else ())),
+                            *self.scheduling.apiserver_args),
             # faults are explicit: grace only has to outlast a late lease renewal
             controller_manager_args=("--node-monitor-grace-period=40s", "--node-monitor-period=2s", *controller_manager_args,
-                                     *(kube_gangs.CONTROLLER_MANAGER_ARGS if self.gangs else ())),
-            release=kube_gangs.RELEASE if self.gangs else "",
+                                     *self.scheduling.controller_manager_args),
+            release=self.scheduling.release,
         )
         self.recorder = Recorder(ImageCache(disk_gb, bandwidth_gbps), images)
-        self.volcano_args = volcano_args
         self.operator_env = operator_env or {}
         self.operator: OperatorProcess | None = None
         self.kube: Kube | None = None
@@ -494,12 +460,9 @@ class TidalCluster:
         self.cp.start()
         kube = self.kube = await Kube.connect(str(self.cp.kubeconfig))
         await o.install_crd(kube)
+        await self.scheduling.start(self.cp, kube, self.workdir)
         k = f"--kubeconfig={self.cp.kubeconfig}"
-        if self.gangs:
-            self._start_kube_scheduler()
-        else:
-            await self._start_volcano(k)
-        stages = module_dir("kwok", "sigs.k8s.io/kwok") / "kustomize" / "stage"
+        stages = pinned_dir("kwok", "sigs.k8s.io/kwok") / "kustomize" / "stage"
         node_stage = self._node_stage(stages / "node" / "fast" / "node-initialize.yaml")
         self.cp.run("kwok", [k, "--manage-all-nodes=false", f"--manage-nodes-with-annotation-selector={KWOK_ANNOTATION}=fake",
                              "--node-lease-duration-seconds=40",  # the nodes' heartbeat: a lease renewed every 10 s
@@ -511,14 +474,11 @@ class TidalCluster:
             self.operator = OperatorProcess(self.cp.kubeconfig, self.workdir, env=env)
             self.operator.start()
         await kube.request("POST", "/api/v1/namespaces", body={"metadata": {"name": NS, "labels": {"homing.io/enabled": "true"}}})
-        for name, value, never in (("inference-high", 1000, False), ("training-low", 100, True)):
+        for name, value, never in ((INFERENCE_PRIORITY, 1000, False), (TRAINING_PRIORITY, 100, True)):
             body = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value}
             if never:
                 body["preemptionPolicy"] = "Never"
             await kube.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", body=body)
-        if self.tide in RECLAIM_TIDES:
-            for queue in yaml.safe_load_all((TIDAL_MANIFESTS / "queues" / "queues.yaml").read_text()):
-                await kube.request("POST", "/apis/scheduling.volcano.sh/v1beta1/queues", body=queue)
         for i, name in enumerate(self.node_names):
             await self._node(name, i)
         self.tasks = [
@@ -529,25 +489,6 @@ class TidalCluster:
         await o.eventually(self._all_ready, timeout=60, what="all nodes Ready")
         await o.eventually(lambda: kube.request("GET", f"/api/v1/namespaces/{NS}/serviceaccounts/default"), what="default SA")
         return self
-
-    async def _start_volcano(self, k: str) -> None:
-        vc = module_dir("volcano", "volcano.sh/volcano")
-        for folder in ("config/crd/volcano/bases", "config/crd/jobflow/bases"):
-            for path in sorted((vc / folder).glob("*.yaml")):
-                await o.install_crd(self.kube, yaml.safe_load(path.read_text()))
-        conf_dir = self.workdir / "volcano-conf"  # a folder of its own: the scheduler watches it
-        conf_dir.mkdir()
-        (conf_dir / "scheduler.conf").write_text(scheduler_conf(self.variant, self.tide))
-        self.cp.run("vc-controller-manager", [k, "--leader-elect=false", f"--listen-address=127.0.0.1:{free_port()}", f"--healthz-address=127.0.0.1:{free_port()}"])
-        self.cp.run("vc-scheduler", [k, f"--scheduler-conf={conf_dir / 'scheduler.conf'}", "--leader-elect=false", "--schedule-period=500ms",
-                                     f"--listen-address=127.0.0.1:{free_port()}", f"--healthz-address=127.0.0.1:{free_port()}", *self.volcano_args])
-
-    def _start_kube_scheduler(self) -> None:
-        """kube-scheduler 1.37 with gangs on, the profile homing ships (manifests/kube-scheduler)."""
-        config = self.workdir / "kube-scheduler.yaml"
-        config.write_text(scheduler_config_text(self.cp.kubeconfig))
-        self.cp.run("kube-scheduler", [f"--config={config}", "--bind-address=127.0.0.1", f"--secure-port={free_port()}", "--v=1",
-                                       *kube_gangs.SCHEDULER_ARGS], binary=f"{kube_gangs.RELEASE}/kube-scheduler")
 
     def _node_stage(self, upstream: Path) -> Path:
         """kwok's own node-initialize stage (read from the module cache), made to skip a
@@ -597,40 +538,16 @@ class TidalCluster:
 
     # -- the day's moves ---------------------------------------------------------------------
     async def training_job(self, name: str, replicas: int, image: str, sp_block: int | None = None) -> None:
-        ann = {"sp-block": str(sp_block)} if sp_block else {}
         self.gang_sizes[name] = replicas
-        if self.gangs:
-            return await self._indexed_job(name, replicas, image, ann)
-        body = {
-            "apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": name, "namespace": NS},
-            "spec": {
-                "schedulerName": "volcano", "minAvailable": replicas, "priorityClassName": "training-low",
-                "maxRetry": 1000,  # Volcano's default 3 fails a job on its fourth eviction: one tidal day does that
-                **({"queue": "training"} if self.tide in RECLAIM_TIDES else {}),
-                "policies": [{"event": "PodEvicted", "action": "RestartJob"}],
-                "tasks": [{"name": "worker", "replicas": replicas, "template": {
-                    "metadata": {"annotations": ann},
-                    "spec": {"priorityClassName": "training-low", "terminationGracePeriodSeconds": 0,
-                             "containers": [{"name": "train", "image": image, "resources": {"limits": {NPU: "8"}}}]}}}],
-            },
-        }
-        await self.kube.request("POST", f"/apis/batch.volcano.sh/v1alpha1/namespaces/{NS}/jobs", body=body)
-
-    async def _indexed_job(self, name: str, replicas: int, image: str, ann: dict[str, str]) -> None:
-        await self.kube.request("POST", kube_gangs.podgroups_path(NS), body=kube_gangs.pod_group(name, NS, replicas, "training-low", self.tide))
-        spec = {"schedulerName": SCHEDULER_PROFILE, "priorityClassName": "training-low", "terminationGracePeriodSeconds": 0,
-                "containers": [{"name": "train", "image": image, "resources": {"limits": {NPU: "8"}}}]}
-        await self.kube.request("POST", f"/apis/batch/v1/namespaces/{NS}/jobs", body=kube_gangs.indexed_job(name, NS, replicas, spec, ann))
+        ann = {"sp-block": str(sp_block)} if sp_block else {}
+        for path, body in self.scheduling.training(name, NS, replicas, image, ann):
+            await self.kube.request("POST", path, body=body)
 
     async def inference(self, name: str, replicas: int, image: str) -> None:
-        body = {
-            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": NS},
-            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}}, "template": {
-                "metadata": {"labels": {"app": name}, "annotations": {QUEUE_ANNOTATION: "inference"} if self.tide in RECLAIM_TIDES else {}},
-                "spec": {"schedulerName": SCHEDULER_PROFILE if self.gangs else "volcano", "priorityClassName": "inference-high",
-                         "terminationGracePeriodSeconds": 0,
-                         "containers": [{"name": "serve", "image": image, "resources": {"limits": {NPU: "8"}}}]}}},
-        }
+        template = self.scheduling.replica_template(image)
+        template["metadata"]["labels"] = {"app": name}
+        body = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": NS},
+                "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}}, "template": template}}
         await self.kube.request("POST", f"/apis/apps/v1/namespaces/{NS}/deployments", body=body)
 
     async def scale(self, name: str, replicas: int) -> None:
@@ -654,38 +571,34 @@ class TidalCluster:
                      until: Callable[[], bool] | None = None) -> None:
         """Waits until no pod has been created, bound or deleted for `quiet` seconds, no
         inference replica is pending (the scheduler is still making room; a training gang may
-        stay pending), `until()` holds when given, and at least `at_least` seconds passed: on
-        a loaded machine a step takes longer, not less. `until` is for a step whose outcome
-        needs the scheduler to act after the last change (a gang bound once room is made):
-        how long Volcano takes to get there is not homing's part."""
+        stay pending), the scheduler's workloads have every rank again (a Job re-creates an
+        evicted one only after its back-off), `until()` holds when given, and at least
+        `at_least` seconds passed: on a loaded machine a step takes longer, not less. `until`
+        is for a step whose outcome needs the scheduler to act after the last change (a gang
+        bound once room is made): how long the scheduler takes to get there is not homing's part."""
         start = time.monotonic()
         while time.monotonic() - start < timeout:
             await asyncio.sleep(0.5)
             now = time.monotonic()
             pending = any(p.node is None and not p.leaving and not p.ranked for p in self.recorder.pods.values())
             if (now - start >= at_least and now - max(self.recorder.last_change, start) >= quiet and not pending
-                    and (until is None or until())):
+                    and self.scheduling.step_over(self.live_ranks(), self.gang_sizes) and (until is None or until())):
                 return
 
-    def all_ranks_created(self) -> bool:
-        """Every training job has a pod for each rank, bound or pending: a Job re-creates an
-        evicted rank only after its index's back-off, and a step is not over before that."""
+    def live_ranks(self) -> dict[str, set[str]]:
+        """Each training job's ranks that have a pod, bound or pending."""
         live: dict[str, set[str]] = {}
         for p in self.recorder.pods.values():
             if p.ranked and not p.leaving:
                 job, _, rank = p.key.rpartition("/")
                 live.setdefault(job.split("/")[0], set()).add(rank)
-        return all(len(live.get(job, ())) >= n for job, n in self.gang_sizes.items())
+        return live
 
     async def pending_state(self, key_prefix: str) -> dict:
-        """For a failure message: the key's pods not bound, and the Volcano jobs' and
-        PodGroups' phases, when a step did not end as the test expected."""
-        if self.gangs:
-            jobs = await self.kube.request("GET", f"/apis/batch/v1/namespaces/{NS}/jobs")
-            groups = await self.kube.request("GET", kube_gangs.podgroups_path(NS))
-        else:
-            jobs = await self.kube.request("GET", f"/apis/batch.volcano.sh/v1alpha1/namespaces/{NS}/jobs")
-            groups = await self.kube.request("GET", f"/apis/scheduling.volcano.sh/v1beta1/namespaces/{NS}/podgroups")
+        """For a failure message: the key's pods not bound, and the jobs' and PodGroups'
+        phases, when a step did not end as the test expected."""
+        jobs = await self.kube.request("GET", self.scheduling.jobs_path.format(ns=NS))
+        groups = await self.kube.request("GET", self.scheduling.podgroups_path.format(ns=NS))
         return {
             "unbound": sorted(p.key for p in self.recorder.pods.values() if p.key.startswith(key_prefix) and p.node is None),
             "jobs": {j["metadata"]["name"]: (j.get("status") or {}).get("state", {}).get("phase")
@@ -715,7 +628,7 @@ class TidalCluster:
                                 body={"spec": {"unschedulable": True if on else None}})
 
     async def gang_restarts(self) -> int:
-        """Training jobs restarted whole: Volcano counts each RestartJob in status.retryCount."""
+        """Training jobs restarted whole, as the scheduler's side counts them."""
         return sum((await self.restarts_by_job()).values())
 
     async def count_restarts(self, phase: str, before: dict[str, int]) -> dict[str, int]:
@@ -727,10 +640,7 @@ class TidalCluster:
         return now
 
     async def restarts_by_job(self) -> dict[str, int]:
-        if self.gangs:  # kube-scheduler keeps no count: the disruptions the pods show
-            return {job: kube_gangs.disruptions(times) for job, times in self.recorder.rank_losses.items()}
-        jobs = await self.kube.request("GET", f"/apis/batch.volcano.sh/v1alpha1/namespaces/{NS}/jobs")
-        return {j["metadata"]["name"]: int((j.get("status") or {}).get("retryCount") or 0) for j in jobs.get("items") or ()}
+        return await self.scheduling.restarts_by_job(self.kube, NS, self.recorder.rank_losses)
 
     def last_nodes(self, key_prefix: str) -> dict[str, str]:
         """Where the recorder last saw each rank of the prefix bound: rank key -> node."""
@@ -742,7 +652,7 @@ class TidalCluster:
     def cpu_seconds(self) -> dict[str, float]:
         """CPU time used so far by the scheduler, the API server and homing: on a machine of
         two cores, whatever homing uses is taken from the others."""
-        procs = {name: self.cp.procs.get(name) for name in ("vc-scheduler", "kube-scheduler", "kube-apiserver")}
+        procs = {name: self.cp.procs.get(name) for name in (self.scheduling.process, "kube-apiserver")}
         procs["homing"] = self.operator.proc if self.operator else None
         return {name: round(process_cpu_seconds(proc.pid), 1) for name, proc in procs.items() if proc and proc.poll() is None}
 

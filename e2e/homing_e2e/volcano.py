@@ -2,24 +2,18 @@
 repo): `go mod download` fetches the pinned module once, then it is local."""
 from __future__ import annotations
 
-import json
-import subprocess
-from functools import cache
 from pathlib import Path
 
 import yaml
+
+from homing_e2e import modules
 
 VOLCANO_MODULE = "volcano.sh/volcano"
 VOLCANO_VERSION = "v1.15.1"
 
 
-@cache
 def module_dir() -> Path:
-    out = subprocess.run(
-        ["go", "mod", "download", "-json", f"{VOLCANO_MODULE}@{VOLCANO_VERSION}"],
-        capture_output=True, text=True, check=True,
-    ).stdout
-    return Path(json.loads(out)["Dir"])
+    return modules.module_dir(VOLCANO_MODULE, VOLCANO_VERSION)
 
 
 def crd(file_name: str) -> dict:
