@@ -43,7 +43,7 @@ DEMO_RUNS ?= 5
 bench-demo: venv binaries
 	$(PY) bench/demo.py --runs $(DEMO_RUNS)
 
-# Issue 11: one operator at 500 / 2,000 / 5,000 nodes (SCALE_STEPS=500 for the first only),
+# One operator at 500 / 2,000 / 5,000 nodes (SCALE_STEPS=500 for the first only),
 # then the same steps through a webhook that does nothing, in Python and in Go: the machine's
 # floor (scale-floor.json).
 SCALE_STEPS ?= 500,2000,5000
@@ -57,7 +57,7 @@ dashboard-snapshot: venv binaries
 	$(PY) -m pip install --quiet -e '.[test,dashboard]'
 	$(PY) bench/dashboard_snapshot.py
 
-# Issue 10: the writer's takeover when the leading replica is killed (bench/results/takeover.json).
+# The writer's takeover when the leading replica is killed (bench/results/takeover.json).
 bench-takeover: venv binaries
 	$(PY) bench/takeover.py
 
@@ -78,7 +78,7 @@ manifests: venv binaries
 	$(PY) -m homing.tools.genmanifests manifests/base
 	$(PY) -m homing.tools.genchart charts/homing e2e/.bin/kubectl
 
-# Issue 20: Docker, the homing image and a kind cluster, all from local parts (docs/kind.md).
+# Docker, the homing image and a kind cluster, all from local parts (docs/kind.md).
 docker:
 	bash e2e/docker/ensure-docker.sh
 

@@ -1,7 +1,6 @@
-"""Engine benchmark. Issue 2: decision time for one pod of an owner with 4,096
-remembered ranks on a 5,000-node snapshot, and memory per remembered rank. Issue 3:
-decision time for one pod of a 1,024-rank super-pod job on a 6,144-node snapshot.
-Issue 8/11: decision time of an inference replica while lower-priority training holds
+"""Engine benchmark: decision time for one pod of an owner with 4,096 remembered ranks
+on a 5,000-node snapshot, and memory per remembered rank; decision time for one pod of
+a 1,024-rank super-pod job on a 6,144-node snapshot; decision time of an inference replica while lower-priority training holds
 the nodes (victims found over every accelerator pod; free room over the nodes); and of
 a rank of a job laid out as NPU jobs are, eight ranks a node.
 

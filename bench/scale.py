@@ -1,4 +1,4 @@
-"""`make bench-scale` (issue 11): one operator on a real etcd + kube-apiserver, in steps
+"""`make bench-scale`: one operator on a real etcd + kube-apiserver, in steps
 of nodes, remembered ranks, live pods and HyperNodes, each step on a fresh control plane.
 
     .venv/bin/python bench/scale.py [--steps 500,2000,5000] [--out scale.json]

@@ -1,5 +1,5 @@
 """`make bench-takeover`: how long the writer is missing when the leading replica dies, on a
-real API server (issue 10). Two operator processes behind the harness's TCP failover
+real API server. Two operator processes behind the harness's TCP failover
 proxy; the leader is SIGKILLed during a 300-pod burst of a remembered workload
 (e2e/homing_e2e/failover.py), --repeats times, each in fresh namespaces; then one
 rolling upgrade (graceful handover, the Lease released). Writes bench/results/takeover.json.

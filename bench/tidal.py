@@ -53,7 +53,7 @@ class Day:
 
 DAYS = {
     "tidal": Day("preempt", 16, (("train-a:30g", 64), ("train-b:25g", None), ("train-c:40g", None)),
-                 "issue 4's day: preempt tide, 16-rank gangs (the first a super-pod job), three images"),
+                 "the first day: preempt tide, 16-rank gangs (the first a super-pod job), three images"),
     "shared": Day("reclaim", 8, (("train-a:30g", None), ("train-b:25g", None)),
                   "reclaim tide (two queues), 8-rank gangs, two training images each shared by several jobs"),
     "kube-gangs": Day("all", 16, (("train-a:30g", None), ("train-b:25g", None), ("train-c:40g", None)),
@@ -222,7 +222,7 @@ def ratio(a: float | None, b: float | None) -> float | None:
     return round(a / b, 3) if a is not None and b else None
 
 
-TARGETS = (  # issue 8's "done when", checked against the same run's plain Volcano
+TARGETS = (  # the tidal days' targets, checked against the same run's plain Volcano
     ("home rate >= 0.80", lambda h, v, best: h["home_rate"], lambda x: x >= 0.80),
     ("feasible home rate >= 0.99", lambda h, v, best: h["feasible_home_rate"], lambda x: x >= 0.99),
     ("re-placement pull minutes <= 0.30 x Volcano's",

@@ -1,4 +1,4 @@
-"""The failover scenario (issue 10), shared by tests/integration/test_replicas_failover.py
+"""The failover scenario, shared by tests/integration/test_replicas_failover.py
 (which asserts) and bench/takeover.py (which records): a rankless workload with a
 remembered pool of homes, then a burst of pods created at a steady rate while the
 leading replica is killed; a binder stands in for a scheduler that honours the promise

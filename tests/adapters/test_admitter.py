@@ -1,6 +1,6 @@
-"""The webhook's adapter never raises and never patches on an internal error (issue 9,
-defect 13: an exception from building the patch used to escape into kopf, which turned
-it into a rejected pod)."""
+"""The webhook's adapter never raises and never patches on an internal error: an
+exception from building the patch would escape into kopf, which turns it into a rejected
+pod."""
 from __future__ import annotations
 
 import pytest

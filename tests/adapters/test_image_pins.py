@@ -1,4 +1,4 @@
-"""The image is built from pinned inputs (issue 10): every runtime dependency is locked
+"""The image is built from pinned inputs: every runtime dependency is locked
 with hashes for the same versions pyproject.toml allows, the Dockerfile installs with
 --require-hashes, and the base image is an exact release whose digest comes in as a
 build argument (no digest is written that nobody here verified)."""

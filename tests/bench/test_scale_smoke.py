@@ -1,5 +1,5 @@
-"""`make bench-scale`'s smallest step as a smoke test (issue 11): bench/scale.py runs end
-to end on its own local control plane and writes results of the issue's format. Figures
+"""`make bench-scale`'s smallest step as a smoke test: bench/scale.py runs end
+to end on its own local control plane and writes results in the format docs/benchmarks.md reads. Figures
 are checked for sense (each measured, sizes as asked), never against timing targets."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""bench/tidal.py checks each homing variant against issue 8's targets using the runs
+"""bench/tidal.py checks each homing variant against the tidal days' targets using the runs
 without homing made under the same cluster settings (a `-fast-scale-in` run against the
 plain Volcano run with that setting, never against the default one)."""
 from __future__ import annotations

@@ -199,7 +199,7 @@ def test_replicaset_pod_keys_on_deployment():
 
 
 def test_a_forged_owner_reference_from_another_namespace_reads_nothing():
-    """Issue 9, defect 7: memory is keyed by (namespace, UID); a pod naming another
+    """Memory is keyed by (namespace, UID); a pod naming another
     namespace's owner in its ownerReferences gets no home and no sibling names."""
     index, workloads, sts, *_ = _setup(ranks={"0": "n0", "1": "n1"})
     forged = pod(name="web-1", namespace="attacker", controller=sts)

@@ -1,4 +1,4 @@
-"""Short-lived certificates renewed while running (issue 10, behaviour.md "Operation"): two replicas with a
+"""Short-lived certificates renewed while running (behaviour.md "Operation"): two replicas with a
 leaf valid 12 s and a CA valid 36 s serve a steady stream of pods for 45 s; the leader
 renews the leaf several times and rotates the CA (added to the bundle first, dropped
 later), every replica serves the new certificates without restarting, and no admission

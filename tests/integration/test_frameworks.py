@@ -1,4 +1,4 @@
-"""Every framework's pods go home (issue 12): the real LeaderWorkerSet and JobSet
+"""Every framework's pods go home: the real LeaderWorkerSet and JobSet
 controllers (built from their Go modules) create the pods, a LWS group restart and a
 failed JobSet's recreated Jobs land on their old nodes under kube-scheduler. PyTorchJob
 and KubeRay pods are shaped exactly as their controllers write them (their controllers

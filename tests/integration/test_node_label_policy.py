@@ -1,4 +1,4 @@
-"""The MindCluster overlay's node patches are limited to its two label keys (issue 10): a
+"""The MindCluster overlay's node patches are limited to its two label keys: a
 ValidatingAdmissionPolicy on the real API server refuses any other change homing's
 ServiceAccount makes to a node, and lets the two labels through."""
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The durable mirror: what `kubectl get pmem` shows, garbage collection with the
-owner, hand-edited objects, and warnings on bad input (issue 2, case h)."""
+owner, hand-edited objects, and warnings on bad input."""
 from __future__ import annotations
 
 import subprocess

@@ -1,5 +1,5 @@
 """homing's namespace enforces the restricted Pod Security profile, and homing's own pod
-meets it (issue 10): the API server's Pod Security admission accepts the Deployment's
+meets it: the API server's Pod Security admission accepts the Deployment's
 pod template in a namespace labelled as manifests/base/namespace.yaml labels it, and
 refuses the same pod on the host's network (so the check is really in force)."""
 from __future__ import annotations

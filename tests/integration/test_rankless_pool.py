@@ -1,5 +1,5 @@
 """A Deployment scaled in and out again: each new replica is promised a different
-warm node, never one still held by a live replica (issue 2, case c)."""
+warm node, never one still held by a live replica (behaviour.md "Pools")."""
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,4 @@
-"""Two replicas on the real control plane (issue 10, behaviour.md "Admission" and 10): the leading replica
+"""Two replicas on the real control plane (behaviour.md "Admission" and "Operation"): the leading replica
 is SIGKILLed during a 300-pod burst of a remembered rankless workload. No pod creation
 fails, nearly every pod carries a decision, no home is promised to two pods, and every
 binding made before and during the takeover ends up in PlacementMemory. And a rollout

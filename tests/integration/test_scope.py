@@ -1,4 +1,4 @@
-"""Pods outside homing's scope pass untouched (issue 2, case g)."""
+"""Pods outside homing's scope pass untouched (behaviour.md "Admission": scope)."""
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,4 @@
-"""Topology-aware homing against the real API server (issue 3): for each job kind a
+"""Topology-aware homing against the real API server (behaviour.md "Topology"): for each job kind a
 whole job is deleted and recreated, and each pod's terms name its old node and its
 block's old domain; a job scaled out gets domain terms for its new ranks."""
 from __future__ import annotations

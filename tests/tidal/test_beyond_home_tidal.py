@@ -1,4 +1,4 @@
-"""Both tidal days of issue 8, reduced, on the real Volcano scheduler: what homing controls
+"""Both Volcano tidal days, reduced, on the real Volcano scheduler: what homing controls
 when a pod's home is not free (behaviour.md "Beyond the home"). The first day's morning wave is a burst larger
 than the free room (displace few: one gang restarts, not several); the second day's
 shared training image brings a new job to the nodes that hold it (image-warm) under the
