@@ -49,6 +49,11 @@ class Day:
     about: str
     variants: tuple[str, ...] = VARIANTS  # run unless --variants names others
     large_variants: tuple[str, ...] = LARGE_VARIANTS
+    # > 0: each training job is created once the one before runs, this many seconds later.
+    # kube-scheduler's preemption prefers the victim that started last, at the 1 s resolution
+    # of a pod's startTime, and breaks a tie at random: jobs started in the same second make a
+    # replica preempt a second gang while the first one's pods are still going.
+    start_gap_s: float = 0.0
 
 
 DAYS = {
@@ -58,7 +63,7 @@ DAYS = {
                   "reclaim tide (two queues), 8-rank gangs, two training images each shared by several jobs"),
     "kube-gangs": Day("all", 16, (("train-a:30g", None), ("train-b:25g", None), ("train-c:40g", None)),
                       "kube-scheduler 1.37's own gangs: 16-rank Indexed Jobs in PodGroups evicted whole, three images",
-                      KUBE_VARIANTS, KUBE_VARIANTS),
+                      KUBE_VARIANTS, KUBE_VARIANTS, start_gap_s=1.5),
 }
 
 
@@ -74,6 +79,9 @@ async def day(c: TidalCluster, d: Day) -> None:
     for j in range(jobs):
         image, sp_block = d.trains[j % len(d.trains)]
         await c.training_job(f"train-{j}", d.gang, image, sp_block=sp_block if j == 0 else None)
+        if d.start_gap_s:
+            await c.running(f"train-{j}/", d.gang)
+            await asyncio.sleep(d.start_gap_s)
     await c.inference("qwen", base, "serve:15g")
     await c.settle(quiet=4, at_least=8)
     log(f"  dawn: {jobs} training jobs of {d.gang}, inference {base}")

@@ -615,13 +615,16 @@ class TidalCluster:
         await asyncio.gather(*(self.cordon(n, True) for n in others))
         try:
             await create()
-
-            async def bound() -> bool:
-                return len([p for p in self.recorder.pods.values() if p.key.startswith(key_prefix) and p.node]) >= count
-
-            await o.eventually(bound, timeout=60, what=f"{count} pods of {key_prefix} bound on the chosen nodes")
+            await self.running(key_prefix, count)
         finally:
             await asyncio.gather(*(self.cordon(n, False) for n in others))
+
+    async def running(self, key_prefix: str, count: int, timeout: float = 60) -> None:
+        """Waits until `count` pods of the prefix are bound (kwok runs a bound pod at once)."""
+        async def bound() -> bool:
+            return sum(1 for p in self.recorder.pods.values() if p.key.startswith(key_prefix) and p.node and not p.leaving) >= count
+
+        await o.eventually(bound, timeout=timeout, what=f"{count} pods of {key_prefix} bound")
 
     async def cordon(self, node: str, on: bool) -> None:
         await self.kube.request("PATCH", f"/api/v1/nodes/{node}", content_type=MERGE_PATCH,
