@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: all venv binaries test test-engine test-integration bench bench-tidal bench-demo bench-scale bench-takeover lock dashboard-snapshot demo crds manifests clean docker images kind-up kind-down kind-install kind-install-helm kind-e2e
+.PHONY: all venv binaries test test-engine test-integration bench bench-tidal bench-demo bench-scale bench-takeover lock dashboard-snapshot demo crds manifests clean docker images kind-up kind-down kind-install kind-install-helm kind-e2e kind-pulls
 
 all: test
 
@@ -92,6 +92,11 @@ kind-up: images
 # homing installed on it as a user would (kind load, kubectl apply -k e2e/kind/install), checked.
 kind-install: kind-up images
 	bash e2e/kind/install.sh
+
+# Real image pulls: a local registry, a 2 GiB test image, one rank started fresh, back home
+# (no pull) and moved (a pull), timed from the kubelet's events (bench/results/kind-pulls.json).
+kind-pulls: kind-install venv
+	bash e2e/kind/pulls.sh
 
 # The same with `helm install` of charts/homing (replaces the kubectl install; kind-install undoes it).
 kind-install-helm: kind-up images

@@ -1,0 +1,187 @@
+"""Real image pulls on the kind cluster (docs/kind.md, "Real image pulls"): one rank of a
+StatefulSet whose image has a multi-GB layer, pulled by the nodes' containerd from the local
+registry (registry-up.sh). Timed from the kubelet's own events, three starts:
+
+  first  - no node holds the image: the rank pulls it where it lands (its home from then on);
+  home   - the rank deleted: homing's home term sends it back, where the image already is;
+  moved  - its home cordoned, the rank deleted again: it lands elsewhere and pulls.
+
+Exits 1 when the rank that went home pulled, did not go home, or the moved one did not
+pull. Writes bench/results/kind-pulls.json and prints it.
+
+    .venv/bin/python e2e/kind/pulls.py --image homing-registry:5000/homing-test/big:2g
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from homing.kube.client import MERGE_PATCH, Kube, KubeError
+
+E2E = Path(__file__).resolve().parent.parent
+RESULTS = E2E.parent / "bench" / "results" / "kind-pulls.json"
+NS, NAME, POD = "homing-pulls", "big", "big-0"
+NPU = "huawei.com/Ascend910"
+MODEL_GBPS = 1.0  # the tidal harness's pull model: 1 Gbit/s per node (bench/tidal.py)
+PULLED = re.compile(r'Successfully pulled image "[^"]+" in ([0-9.hmsµ]+)')
+SIZE = re.compile(r"Image size: (\d+) bytes")
+
+
+def go_seconds(text: str) -> float:
+    """A Go duration as the kubelet prints it (1m2.5s, 850ms, 3.2s) in seconds."""
+    units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "µs": 1e-6}
+    return sum(float(n) * units[u] for n, u in re.findall(r"([0-9.]+)(ms|µs|h|m|s)", text))
+
+
+def statefulset(image: str) -> dict:
+    """One rank asking for half a worker's NPUs; it only sleeps, as restricted Pod Security asks."""
+    return {
+        "apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": NAME, "namespace": NS},
+        "spec": {"serviceName": NAME, "replicas": 1, "selector": {"matchLabels": {"app": NAME}}, "template": {
+            "metadata": {"labels": {"app": NAME}},
+            "spec": {"terminationGracePeriodSeconds": 0, "containers": [{
+                "name": "rank", "image": image, "imagePullPolicy": "IfNotPresent", "command": ["/bin/sleep", "infinity"],
+                "resources": {"requests": {NPU: "4"}, "limits": {NPU: "4"}},
+                "securityContext": {"runAsNonRoot": True, "runAsUser": 65534, "allowPrivilegeEscalation": False,
+                                    "capabilities": {"drop": ["ALL"]}, "seccompProfile": {"type": "RuntimeDefault"}}}]}}},
+    }
+
+
+async def running_pod(kube: Kube, old_uid: str | None, timeout: float) -> tuple[dict, float, float]:
+    """Waits for POD with a uid other than `old_uid` to run: (pod, seconds from first seen to
+    scheduled, to running) by this clock."""
+    seen = scheduled = None
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            pod = await kube.request("GET", f"/api/v1/namespaces/{NS}/pods/{POD}")
+        except KubeError:
+            pod = None
+        if pod and pod["metadata"]["uid"] != old_uid and not pod["metadata"].get("deletionTimestamp"):
+            now = time.monotonic()
+            seen = seen or now
+            if pod["spec"].get("nodeName") and scheduled is None:
+                scheduled = now
+            states = [c.get("state") or {} for c in (pod.get("status") or {}).get("containerStatuses") or ()]
+            if states and all("running" in s for s in states):
+                return pod, round((scheduled or now) - seen, 2), round(now - seen, 2)
+        await asyncio.sleep(0.2)
+    raise SystemExit(f"{POD} did not run within {timeout:.0f} s")
+
+
+async def pull_events(kube: Kube, uid: str) -> dict:
+    """What the kubelet said about the pod's image: pulled (seconds, bytes) or already present."""
+    events = (await kube.request("GET", f"/api/v1/namespaces/{NS}/events", query=[("fieldSelector", f"involvedObject.uid={uid}")]))["items"]
+    out: dict = {"pulled": False, "present": False}
+    for e in events:
+        msg = e.get("message") or ""
+        if e.get("reason") == "Pulled" and (m := PULLED.search(msg)):
+            out.update(pulled=True, pull_s=round(go_seconds(m.group(1)), 2))
+            if s := SIZE.search(msg):
+                out["bytes"] = int(s.group(1))
+        elif e.get("reason") == "Pulled" and "already present" in msg:
+            out["present"] = True
+    return out
+
+
+async def start(kube: Kube, label: str, old_uid: str | None) -> dict:
+    pod, to_scheduled, to_running = await running_pod(kube, old_uid, timeout=900)
+    meta = pod["metadata"]
+    row = {"node": pod["spec"]["nodeName"], "decision": (meta.get("annotations") or {}).get("homing.io/decision", ""),
+           "seen_to_scheduled_s": to_scheduled, "seen_to_running_s": to_running, "uid": meta["uid"]}
+    for _ in range(20):  # the kubelet's events follow the start by a moment
+        row.update(await pull_events(kube, meta["uid"]))
+        if row["pulled"] or row["present"]:
+            break
+        await asyncio.sleep(0.5)
+    print(f"{label:>6}: on {row['node']}, running {to_running} s after it appeared; "
+          + (f"pulled in {row['pull_s']} s" if row["pulled"] else "no pull (image present)" if row["present"] else "no pull event"), flush=True)
+    return row
+
+
+async def delete_pod(kube: Kube) -> None:
+    await kube.request("DELETE", f"/api/v1/namespaces/{NS}/pods/{POD}", body={"gracePeriodSeconds": 0})
+
+
+async def cordon(kube: Kube, node: str, on: bool) -> None:
+    await kube.request("PATCH", f"/api/v1/nodes/{node}", body={"spec": {"unschedulable": True if on else None}}, content_type=MERGE_PATCH)
+
+
+def forget_image(nodes: list[str], image: str) -> None:
+    """No node starts with the image: the first start pulls wherever it lands."""
+    for node in nodes:
+        subprocess.run(["docker", "exec", node, "crictl", "rmi", image], capture_output=True, check=False)
+
+
+async def reset(kube: Kube) -> None:
+    try:
+        await kube.request("DELETE", f"/api/v1/namespaces/{NS}")
+    except KubeError as e:
+        if e.status != 404:
+            raise
+    for _ in range(300):
+        try:
+            await kube.request("GET", f"/api/v1/namespaces/{NS}")
+        except KubeError:
+            break
+        await asyncio.sleep(0.5)
+    await kube.request("POST", "/api/v1/namespaces", body={"metadata": {"name": NS, "labels": {
+        "homing.io/enabled": "true", "pod-security.kubernetes.io/enforce": "restricted"}}})
+
+
+async def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--image", required=True)
+    ap.add_argument("--kubeconfig", default=str(E2E / ".kind" / "kubeconfig"))
+    ap.add_argument("--cluster", default="homing")
+    args = ap.parse_args()
+    workers = [n for n in subprocess.run([str(E2E / ".kind" / "bin" / "kind"), "get", "nodes", "--name", args.cluster],
+                                         capture_output=True, text=True, check=True).stdout.split() if "control-plane" not in n]
+    kube = await Kube.connect(args.kubeconfig)
+    cordoned = None
+    try:
+        await reset(kube)
+        forget_image(workers, args.image)
+        await kube.request("POST", f"/apis/apps/v1/namespaces/{NS}/statefulsets", body=statefulset(args.image))
+        first = await start(kube, "first", None)
+        await delete_pod(kube)
+        home = await start(kube, "home", first["uid"])
+        cordoned = home["node"]
+        await cordon(kube, cordoned, True)
+        await delete_pod(kube)
+        moved = await start(kube, "moved", home["uid"])
+    finally:
+        if cordoned:
+            await cordon(kube, cordoned, False)
+        try:
+            await kube.request("DELETE", f"/api/v1/namespaces/{NS}")
+        finally:
+            await kube.close()
+    size = first.get("bytes") or moved.get("bytes") or 0
+    result = {"image": args.image, "image_bytes": size, "first": first, "home": home, "moved": moved,
+              "model_pull_s": round(size / 1e9 * 8 / MODEL_GBPS, 1) if size else None,
+              "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
+    print(json.dumps(result, indent=2, sort_keys=True))
+    problems = [
+        *(["the first start did not pull (the image was on the node already)"] if not first["pulled"] else []),
+        *([f"the rank did not go home: {first['node']} then {home['node']}"] if home["node"] != first["node"] else []),
+        *(["the rank that went home pulled"] if home["pulled"] else []),
+        *(["the rank that went home shows no 'already present' event"] if not home["present"] else []),
+        *([f"the moved rank stayed on its cordoned home {moved['node']}"] if moved["node"] == home["node"] else []),
+        *(["the moved rank did not pull"] if not moved["pulled"] else []),
+    ]
+    for p in problems:
+        print(f"FAIL: {p}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))
