@@ -15,3 +15,11 @@ content_hash() {
 }
 
 have_image() { docker image inspect "$1" >/dev/null 2>&1; }
+
+# docker build -q with its stderr kept back unless it fails (the legacy builder warns on every run).
+quiet_build() {
+  local err
+  err=$(mktemp)
+  if ! docker build -q "$@" >/dev/null 2>"$err"; then cat "$err" >&2; rm -f "$err"; return 1; fi
+  rm -f "$err"
+}

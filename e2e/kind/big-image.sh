@@ -16,7 +16,7 @@ if ! curl -fsS -o /dev/null -H 'Accept: application/vnd.docker.distribution.mani
   if ! have_image "$tag"; then
     echo "building $tag: ${gib} GiB of random bytes" >&2
     printf 'FROM homing-local/debian:bookworm\nRUN head -c %d /dev/urandom >/payload\n' $((gib * 1024 * 1024 * 1024)) \
-      | docker build -q -t "$tag" - >/dev/null
+      | quiet_build -t "$tag" -
   fi
   echo "pushing $tag to the local registry" >&2
   docker tag "$tag" "127.0.0.1:$port/$tag"

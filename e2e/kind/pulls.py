@@ -6,10 +6,13 @@ registry (registry-up.sh). Timed from the kubelet's own events, three starts:
   home   - the rank deleted: homing's home term sends it back, where the image already is;
   moved  - its home cordoned, the rank deleted again: it lands elsewhere and pulls.
 
-Exits 1 when the rank that went home pulled, did not go home, or the moved one did not
-pull. Writes bench/results/kind-pulls.json and prints it.
+With --compare the same three starts run again in a namespace homing does not serve: what
+kube-scheduler alone (its ImageLocality included) does with the deleted rank.
 
-    .venv/bin/python e2e/kind/pulls.py --image homing-registry:5000/homing-test/big:2g
+Exits 1 when, with homing, the rank that was deleted pulled or did not go home, or the moved
+one did not pull. Writes bench/results/kind-pulls.json and prints it.
+
+    .venv/bin/python e2e/kind/pulls.py --image homing-registry:5000/homing-test/big:2g [--compare]
 """
 from __future__ import annotations
 
@@ -105,6 +108,14 @@ async def start(kube: Kube, label: str, old_uid: str | None) -> dict:
     return row
 
 
+def reason(row: dict) -> str:
+    """homing's decision reason on the pod (its homing.io/decision annotation), or ''."""
+    try:
+        return str(json.loads(row["decision"]).get("reason", ""))
+    except (ValueError, AttributeError):
+        return ""
+
+
 async def delete_pod(kube: Kube) -> None:
     await kube.request("DELETE", f"/api/v1/namespaces/{NS}/pods/{POD}", body={"gracePeriodSeconds": 0})
 
@@ -119,7 +130,7 @@ def forget_image(nodes: list[str], image: str) -> None:
         subprocess.run(["docker", "exec", node, "crictl", "rmi", image], capture_output=True, check=False)
 
 
-async def reset(kube: Kube) -> None:
+async def reset(kube: Kube, homing: bool) -> None:
     try:
         await kube.request("DELETE", f"/api/v1/namespaces/{NS}")
     except KubeError as e:
@@ -131,24 +142,18 @@ async def reset(kube: Kube) -> None:
         except KubeError:
             break
         await asyncio.sleep(0.5)
-    await kube.request("POST", "/api/v1/namespaces", body={"metadata": {"name": NS, "labels": {
-        "homing.io/enabled": "true", "pod-security.kubernetes.io/enforce": "restricted"}}})
+    labels = {"pod-security.kubernetes.io/enforce": "restricted", **({"homing.io/enabled": "true"} if homing else {})}
+    await kube.request("POST", "/api/v1/namespaces", body={"metadata": {"name": NS, "labels": labels}})
 
 
-async def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--image", required=True)
-    ap.add_argument("--kubeconfig", default=str(E2E / ".kind" / "kubeconfig"))
-    ap.add_argument("--cluster", default="homing")
-    args = ap.parse_args()
-    workers = [n for n in subprocess.run([str(E2E / ".kind" / "bin" / "kind"), "get", "nodes", "--name", args.cluster],
-                                         capture_output=True, text=True, check=True).stdout.split() if "control-plane" not in n]
-    kube = await Kube.connect(args.kubeconfig)
+async def three_starts(kube: Kube, image: str, workers: list[str], homing: bool) -> dict:
+    """first (no node holds the image), deleted (back home?), moved (home cordoned)."""
+    print(f"-- {'with' if homing else 'without'} homing", flush=True)
     cordoned = None
     try:
-        await reset(kube)
-        forget_image(workers, args.image)
-        await kube.request("POST", f"/apis/apps/v1/namespaces/{NS}/statefulsets", body=statefulset(args.image))
+        await reset(kube, homing)
+        forget_image(workers, image)
+        await kube.request("POST", f"/apis/apps/v1/namespaces/{NS}/statefulsets", body=statefulset(image))
         first = await start(kube, "first", None)
         await delete_pod(kube)
         home = await start(kube, "home", first["uid"])
@@ -159,12 +164,29 @@ async def main() -> int:
     finally:
         if cordoned:
             await cordon(kube, cordoned, False)
-        try:
-            await kube.request("DELETE", f"/api/v1/namespaces/{NS}")
-        finally:
-            await kube.close()
+        await kube.request("DELETE", f"/api/v1/namespaces/{NS}")
+    return {"first": first, "home": home, "moved": moved}
+
+
+async def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--image", required=True)
+    ap.add_argument("--kubeconfig", default=str(E2E / ".kind" / "kubeconfig"))
+    ap.add_argument("--cluster", default="homing")
+    ap.add_argument("--compare", action="store_true", help="also without homing")
+    args = ap.parse_args()
+    workers = [n for n in subprocess.run([str(E2E / ".kind" / "bin" / "kind"), "get", "nodes", "--name", args.cluster],
+                                         capture_output=True, text=True, check=True).stdout.split() if "control-plane" not in n]
+    kube = await Kube.connect(args.kubeconfig)
+    try:
+        runs = {"homing": await three_starts(kube, args.image, workers, homing=True)}
+        if args.compare:
+            runs["without_homing"] = await three_starts(kube, args.image, workers, homing=False)
+    finally:
+        await kube.close()
+    first, home, moved = (runs["homing"][k] for k in ("first", "home", "moved"))
     size = first.get("bytes") or moved.get("bytes") or 0
-    result = {"image": args.image, "image_bytes": size, "first": first, "home": home, "moved": moved,
+    result = {"image": args.image, "image_bytes": size, **runs,
               "model_pull_s": round(size / 1e9 * 8 / MODEL_GBPS, 1) if size else None,
               "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
@@ -173,6 +195,7 @@ async def main() -> int:
     problems = [
         *(["the first start did not pull (the image was on the node already)"] if not first["pulled"] else []),
         *([f"the rank did not go home: {first['node']} then {home['node']}"] if home["node"] != first["node"] else []),
+        *([f"homing did not ask for the home: decision {home['decision']!r}"] if reason(home) != "home" else []),
         *(["the rank that went home pulled"] if home["pulled"] else []),
         *(["the rank that went home shows no 'already present' event"] if not home["present"] else []),
         *([f"the moved rank stayed on its cordoned home {moved['node']}"] if moved["node"] == home["node"] else []),

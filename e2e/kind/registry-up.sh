@@ -30,7 +30,7 @@ hash=$( { content_hash e2e/kind/registry; sha256sum "$bin/registry"; docker imag
 image=homing-local/registry:$hash
 if ! have_image "$image"; then
   tar -c -C "$e2e/kind/registry" Dockerfile config.yml -C "$bin" registry \
-    | docker build -q --build-arg DEBIAN=homing-local/debian:bookworm -t "$image" - >/dev/null
+    | quiet_build --build-arg DEBIAN=homing-local/debian:bookworm -t "$image" -
 fi
 
 running=$(docker inspect -f '{{.Config.Image}} {{.State.Running}}' "$registry" 2>/dev/null || true)
