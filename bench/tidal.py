@@ -86,10 +86,13 @@ async def day(c: TidalCluster, d: Day) -> None:
     await c.settle(quiet=4, at_least=8)
     log(f"  dawn: {jobs} training jobs of {d.gang}, inference {base}")
     restarts = await c.count_restarts("dawn", {})
+    # A night ends once every training rank is bound again: there is room for all of them then,
+    # and kube-scheduler retries a waiting gang after quiet gaps longer than `quiet`.
+    night = {"night": c.all_training_bound, "next night": c.all_training_bound}
     for step, replicas in (("morning wave 1", base + nodes // 4), ("morning wave 2", base + nodes // 2), ("night", base)):
         c.recorder.phase = step
         await c.scale("qwen", replicas)
-        await c.settle(quiet=4, at_least=6)
+        await c.settle(quiet=4, at_least=6, until=night.get(step))
         restarts = await c.count_restarts(step, restarts)
         log(f"  {step}: inference {replicas}")
     hosting = [p.node for p in c.recorder.pods.values() if p.node and p.key.startswith("train-")]
@@ -109,7 +112,7 @@ async def day(c: TidalCluster, d: Day) -> None:
     for step, replicas in (("next morning", base + nodes // 4), ("next night", base)):
         c.recorder.phase = step
         await c.scale("qwen", replicas)
-        await c.settle(quiet=4, at_least=6)
+        await c.settle(quiet=4, at_least=6, until=night.get(step))
         restarts = await c.count_restarts(step, restarts)
         log(f"  {step}: inference {replicas}")
 

@@ -585,6 +585,15 @@ class TidalCluster:
                     and self.scheduling.step_over(self.live_ranks(), self.gang_sizes) and (until is None or until())):
                 return
 
+    def all_training_bound(self) -> bool:
+        """Every rank of every training job has a pod bound to a node."""
+        bound: dict[str, int] = {}
+        for p in self.recorder.pods.values():
+            if p.ranked and p.node and not p.leaving:
+                job = p.key.rpartition("/")[0].split("/")[0]
+                bound[job] = bound.get(job, 0) + 1
+        return all(bound.get(job, 0) >= n for job, n in self.gang_sizes.items())
+
     def live_ranks(self) -> dict[str, set[str]]:
         """Each training job's ranks that have a pod, bound or pending."""
         live: dict[str, set[str]] = {}

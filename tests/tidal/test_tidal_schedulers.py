@@ -3,11 +3,14 @@ which variant gets which, the objects each submits for a gang and a replica, and
 is over. No cluster: these are the objects the harness posts."""
 from __future__ import annotations
 
+import shutil
+
 import pytest
 import yaml
 
 from homing_e2e import tidal_schedulers as ts
 from homing_e2e.scheduler import PROFILE
+from homing_e2e.tidal import PodSeen, TidalCluster
 
 NS = "ai"
 
@@ -77,3 +80,25 @@ def test_volcano_conf_sets_nodeorder(variant, arguments):
     conf = yaml.safe_load(ts.volcano_conf(variant, "preempt"))
     nodeorder = [p for tier in conf["tiers"] for p in tier["plugins"] if p["name"] == "nodeorder"]
     assert nodeorder and all(p.get("arguments") == arguments for p in nodeorder)
+
+
+def _seen(key: str, node: str | None, leaving: bool = False) -> PodSeen:
+    return PodSeen(key=key, image="train:30g", image_gb=30.0, npus=8, seen=0.0, ranked=True, node=node, leaving=leaving)
+
+
+@pytest.mark.parametrize("pods, bound, live", [
+    pytest.param([("a/0", "n0"), ("a/1", "n1")], True, {"a": {"0", "1"}}, id="every-rank-bound"),
+    pytest.param([("a/0", "n0"), ("a/1", None)], False, {"a": {"0", "1"}}, id="a-rank-pending"),
+    pytest.param([("a/0", "n0"), ("a/1", "n1", True)], False, {"a": {"0"}}, id="a-rank-leaving"),
+    pytest.param([("a/worker/0", "n0"), ("a/worker/1", "n1")], True, {"a": {"0", "1"}}, id="volcano-task-keys"),
+])
+def test_training_ranks_bound_and_live(pods, bound, live):
+    """What a step waits for: every rank bound (a night), every rank with a pod (a Job's back-off)."""
+    cluster = TidalCluster("volcano", 1, {}, 1.0)
+    try:
+        cluster.gang_sizes = {"a": 2}
+        cluster.recorder.pods = {f"uid-{i}": _seen(*p) for i, p in enumerate(pods)}
+        assert cluster.all_training_bound() is bound
+        assert cluster.live_ranks() == live
+    finally:
+        shutil.rmtree(cluster.workdir, ignore_errors=True)
