@@ -21,17 +21,19 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
 
 from homing_e2e.cluster import build_binaries  # noqa: E402
+from homing_e2e.imagecache import MODEL_BANDWIDTH_GBPS  # noqa: E402
 from homing_e2e.tidal import NODES_PER_SUPERPOD, TidalCluster, dump  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 IMAGES = {"train-a:30g": 30.0, "train-b:25g": 25.0, "train-c:40g": 40.0, "serve:15g": 15.0}
-BANDWIDTH_GBPS = 1.0  # per node, from a registry shared by the whole cluster
+BANDWIDTH_GBPS = MODEL_BANDWIDTH_GBPS
 VARIANTS = ("volcano", "volcano+imagelocality", "volcano+gangpreempt", "volcano+homing", "volcano+gangpreempt+homing")
 LARGE_VARIANTS = ("volcano", "volcano+gangpreempt", "volcano+homing", "volcano+gangpreempt+homing")
 WITHOUT_HOMING = ("volcano", "volcano+imagelocality", "volcano+gangpreempt")
@@ -80,7 +82,7 @@ async def day(c: TidalCluster, d: Day) -> None:
         image, sp_block = d.trains[j % len(d.trains)]
         await c.training_job(f"train-{j}", d.gang, image, sp_block=sp_block if j == 0 else None)
         if d.start_gap_s:
-            await c.running(f"train-{j}/", d.gang)
+            await c.wait_bound(f"train-{j}/", d.gang)
             await asyncio.sleep(d.start_gap_s)
     await c.inference("qwen", base, "serve:15g")
     await c.settle(quiet=4, at_least=8)
@@ -88,11 +90,13 @@ async def day(c: TidalCluster, d: Day) -> None:
     restarts = await c.count_restarts("dawn", {})
     # A night ends once every training rank is bound again: there is room for all of them then,
     # and kube-scheduler retries a waiting gang after quiet gaps longer than `quiet`.
-    night = {"night": c.all_training_bound, "next night": c.all_training_bound}
+    def night(step: str) -> Callable[[], bool] | None:
+        return c.all_training_bound if step.endswith("night") else None
+
     for step, replicas in (("morning wave 1", base + nodes // 4), ("morning wave 2", base + nodes // 2), ("night", base)):
         c.recorder.phase = step
         await c.scale("qwen", replicas)
-        await c.settle(quiet=4, at_least=6, until=night.get(step))
+        await c.settle(quiet=4, at_least=6, until=night(step))
         restarts = await c.count_restarts(step, restarts)
         log(f"  {step}: inference {replicas}")
     hosting = [p.node for p in c.recorder.pods.values() if p.node and p.key.startswith("train-")]
@@ -112,7 +116,7 @@ async def day(c: TidalCluster, d: Day) -> None:
     for step, replicas in (("next morning", base + nodes // 4), ("next night", base)):
         c.recorder.phase = step
         await c.scale("qwen", replicas)
-        await c.settle(quiet=4, at_least=6, until=night.get(step))
+        await c.settle(quiet=4, at_least=6, until=night(step))
         restarts = await c.count_restarts(step, restarts)
         log(f"  {step}: inference {replicas}")
 

@@ -16,11 +16,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from homing_e2e.cluster import build_binaries  # noqa: E402
+from homing_e2e.imagecache import MODEL_BANDWIDTH_GBPS, pull_minutes  # noqa: E402
 from homing_e2e.modules import pinned_dir  # noqa: E402
 from homing_e2e.tidal import TidalCluster  # noqa: E402
 
 IMAGES = {"llama-train:30g": 30.0, "qwen-serve:15g": 15.0}
-BANDWIDTH_GBPS = 1.0
+BANDWIDTH_GBPS = MODEL_BANDWIDTH_GBPS
 RANKS = 8
 NODES = 16
 VARIANTS = ("volcano", "volcano+homing")
@@ -83,7 +84,7 @@ async def main() -> None:
     build_binaries()
     seed = int(sys.argv[1]) if len(sys.argv) > 1 else 1
     layout = Layout.drawn(seed)
-    pull = IMAGES["llama-train:30g"] * 8 / BANDWIDTH_GBPS / 60
+    pull = pull_minutes(IMAGES["llama-train:30g"], BANDWIDTH_GBPS)
     volcano = pinned_dir("volcano", "volcano.sh/volcano").name.split("@")[-1]  # the version go.mod pins
     say(f"homing demo: Volcano {volcano} + kwok, {NODES} nodes x 8 NPUs, a 30 GB training image; dawn layout {seed}")
     runs = {variant: await story(variant, layout) for variant in VARIANTS}

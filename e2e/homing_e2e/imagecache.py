@@ -6,6 +6,13 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+MODEL_BANDWIDTH_GBPS = 1.0  # per node, from a registry the whole cluster shares: the days' and the demo's
+
+
+def pull_minutes(size_gb: float, bandwidth_gbps: float = MODEL_BANDWIDTH_GBPS) -> float:
+    """How long the model says a pull of `size_gb` takes."""
+    return size_gb * 8 / bandwidth_gbps / 60
+
 
 @dataclass
 class NodeDisk:
@@ -38,7 +45,7 @@ class ImageCache:
         return self.disks.setdefault(node, NodeDisk(self.capacity_gb))
 
     def pull_minutes_for(self, size_gb: float) -> float:
-        return size_gb * 8 / self.bandwidth_gbps / 60
+        return pull_minutes(size_gb, self.bandwidth_gbps)
 
     def start(self, node: str, image: str, size_gb: float) -> bool:
         """Counts the pull when the image was not on the node; returns whether it was."""

@@ -25,7 +25,7 @@ from homing_e2e.cluster import LocalControlPlane, free_port
 from homing_e2e.imagecache import ImageCache
 from homing_e2e.modules import pinned_dir
 from homing_e2e.operator_process import OperatorProcess
-from homing_e2e.tidal_schedulers import INFERENCE_PRIORITY, NPU, TRAINING_PRIORITY, scheduling_for
+from homing_e2e.tidal_schedulers import INFERENCE_PRIORITY, NPU, TRAINING_PRIORITY, every_rank, scheduling_for
 
 NODE_NPUS = 8  # every fake node has 8; every pod of the days asks for a whole node
 NS = "ai"
@@ -587,18 +587,13 @@ class TidalCluster:
 
     def all_training_bound(self) -> bool:
         """Every rank of every training job has a pod bound to a node."""
-        bound: dict[str, int] = {}
-        for p in self.recorder.pods.values():
-            if p.ranked and p.node and not p.leaving:
-                job = p.key.rpartition("/")[0].split("/")[0]
-                bound[job] = bound.get(job, 0) + 1
-        return all(bound.get(job, 0) >= n for job, n in self.gang_sizes.items())
+        return every_rank(self.live_ranks(bound=True), self.gang_sizes)
 
-    def live_ranks(self) -> dict[str, set[str]]:
-        """Each training job's ranks that have a pod, bound or pending."""
+    def live_ranks(self, bound: bool = False) -> dict[str, set[str]]:
+        """Each training job's ranks that have a pod (bound to a node, if `bound`)."""
         live: dict[str, set[str]] = {}
         for p in self.recorder.pods.values():
-            if p.ranked and not p.leaving:
+            if p.ranked and not p.leaving and (p.node or not bound):
                 job, _, rank = p.key.rpartition("/")
                 live.setdefault(job.split("/")[0], set()).add(rank)
         return live
@@ -624,11 +619,11 @@ class TidalCluster:
         await asyncio.gather(*(self.cordon(n, True) for n in others))
         try:
             await create()
-            await self.running(key_prefix, count)
+            await self.wait_bound(key_prefix, count)
         finally:
             await asyncio.gather(*(self.cordon(n, False) for n in others))
 
-    async def running(self, key_prefix: str, count: int, timeout: float = 60) -> None:
+    async def wait_bound(self, key_prefix: str, count: int, timeout: float = 60) -> None:
         """Waits until `count` pods of the prefix are bound (kwok runs a bound pod at once)."""
         async def bound() -> bool:
             return sum(1 for p in self.recorder.pods.values() if p.key.startswith(key_prefix) and p.node and not p.leaving) >= count

@@ -29,6 +29,11 @@ def pod_spec(scheduler: str, priority: str, container: str, image: str) -> dict:
             "containers": [{"name": container, "image": image, "resources": {"limits": {NPU: "8"}}}]}
 
 
+def every_rank(ranks: dict[str, set[str]], gang_sizes: dict[str, int]) -> bool:
+    """Each job of `gang_sizes` has all its ranks in `ranks` (job -> rank names)."""
+    return all(len(ranks.get(job, ())) >= n for job, n in gang_sizes.items())
+
+
 def volcano_conf(variant: str, tide: str = "preempt") -> str:
     """The shipped volcano-scheduler.conf of the tide (manifests/tidal, behaviour.md "Operation"), with
     nodeorder's arguments set for the run: homing's weight and/or image locality's, or
@@ -143,7 +148,7 @@ class KubeSchedulerGangs:
 
     def step_over(self, live_ranks: dict[str, set[str]], gang_sizes: dict[str, int]) -> bool:
         """Every rank exists again: a Job re-creates an evicted rank only after its index's back-off."""
-        return all(len(live_ranks.get(job, ())) >= n for job, n in gang_sizes.items())
+        return every_rank(live_ranks, gang_sizes)
 
     async def restarts_by_job(self, kube: Kube, ns: str, rank_losses: dict[str, list[float]]) -> dict[str, int]:
         return {job: kube_gangs.disruptions(times) for job, times in rank_losses.items()}  # kube-scheduler keeps no count

@@ -25,13 +25,15 @@ import sys
 import time
 from pathlib import Path
 
-from homing.kube.client import MERGE_PATCH, Kube, KubeError
-
 E2E = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(E2E))
+
+from homing.kube.client import MERGE_PATCH, Kube, KubeError  # noqa: E402
+from homing_e2e.imagecache import pull_minutes  # noqa: E402
+
 RESULTS = E2E.parent / "bench" / "results" / "kind-pulls.json"
 NS, NAME, POD = "homing-pulls", "big", "big-0"
 NPU = "huawei.com/Ascend910"
-MODEL_GBPS = 1.0  # the tidal harness's pull model: 1 Gbit/s per node (bench/tidal.py)
 PULLED = re.compile(r'Successfully pulled image "[^"]+" in ([0-9.hmsµ]+)')
 SIZE = re.compile(r"Image size: (\d+) bytes")
 
@@ -187,7 +189,7 @@ async def main() -> int:
     first, home, moved = (runs["homing"][k] for k in ("first", "home", "moved"))
     size = first.get("bytes") or moved.get("bytes") or 0
     result = {"image": args.image, "image_bytes": size, **runs,
-              "model_pull_s": round(size / 1e9 * 8 / MODEL_GBPS, 1) if size else None,
+              "model_pull_s": round(pull_minutes(size / 1e9) * 60, 1) if size else None,  # the tidal days' model
               "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
