@@ -3,7 +3,11 @@ local control plane has no kube-proxy, yet the API server must reach every repli
 webhook through one address. Like a Service's endpoints, a backend gets new
 connections only while its readiness URL answers 200; a backend that refuses a
 connection is skipped for the next one. Bytes are piped untouched (TLS end to end).
-Runs its own event loop in a thread, so a test's loop never slows it down."""
+Runs its own event loop in a thread, so a test's loop never slows it down.
+
+`lag_s` holds every byte from the backend that long before passing it on: in front of
+the API server it makes a client's watches run behind the cluster, as a busy operator's
+do, while its requests still reach the server at once."""
 from __future__ import annotations
 
 import asyncio
@@ -23,8 +27,9 @@ class Backend:
 
 
 class TcpProxy:
-    def __init__(self, probe_every: float = 0.2) -> None:
+    def __init__(self, probe_every: float = 0.2, lag_s: float = 0.0) -> None:
         self.port = free_port()
+        self.lag_s = lag_s
         self.backends: list[Backend] = []
         self.probe_every = probe_every
         self.connections = 0
@@ -47,9 +52,10 @@ class TcpProxy:
         async def close() -> None:
             if self._server is not None:
                 self._server.close()
-            for task in asyncio.all_tasks():
-                if task is not asyncio.current_task():
-                    task.cancel()
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)  # ended before the loop stops: no "destroyed pending" noise
 
         asyncio.run_coroutine_threadsafe(close(), self._loop).result(10)
         self._loop.call_soon_threadsafe(self._loop.stop)
@@ -85,7 +91,8 @@ class TcpProxy:
                 continue
             if attempt:
                 self.failovers += 1
-            await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer), return_exceptions=True)
+            back = _lagged_pipe(up_reader, writer, self.lag_s) if self.lag_s else _pipe(up_reader, writer)
+            await asyncio.gather(_pipe(reader, up_writer), back, return_exceptions=True)
             return
         writer.close()
 
@@ -96,6 +103,32 @@ async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
             writer.write(data)
             await writer.drain()
     finally:
+        writer.close()
+
+
+async def _lagged_pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, lag_s: float) -> None:
+    """Each chunk passed on `lag_s` after it arrived, in order."""
+    loop = asyncio.get_running_loop()
+    chunks: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue()
+
+    async def read() -> None:
+        try:
+            while data := await reader.read(65536):
+                chunks.put_nowait((loop.time() + lag_s, data))
+        finally:
+            chunks.put_nowait((loop.time() + lag_s, b""))
+
+    reading = asyncio.create_task(read())
+    try:
+        while True:
+            due, data = await chunks.get()
+            await asyncio.sleep(max(0.0, due - loop.time()))
+            if not data:
+                return
+            writer.write(data)
+            await writer.drain()
+    finally:
+        reading.cancel()
         writer.close()
 
 

@@ -25,6 +25,7 @@ from homing_e2e.cluster import LocalControlPlane, free_port
 from homing_e2e.imagecache import ImageCache
 from homing_e2e.modules import pinned_dir
 from homing_e2e.operator_process import OperatorProcess
+from homing_e2e.tcpproxy import Backend, TcpProxy
 from homing_e2e.tidal_schedulers import INFERENCE_PRIORITY, NPU, TRAINING_PRIORITY, every_rank, scheduling_for
 
 NODE_NPUS = 8  # every fake node has 8; every pod of the days asks for a whole node
@@ -429,8 +430,10 @@ class TidalCluster:
 
     def __init__(self, variant: str, superpods: int, images: dict[str, float], bandwidth_gbps: float, disk_gb: float = 120,
                  volcano_args: tuple[str, ...] = (), tide: str = "preempt", controller_manager_args: tuple[str, ...] = (),
-                 operator_env: dict[str, str] | None = None) -> None:
+                 operator_env: dict[str, str] | None = None, operator_lag_s: float = 0.0) -> None:
         self.variant = variant
+        self.operator_lag_s = operator_lag_s  # homing's view of the cluster runs this far behind (tcpproxy.py's lag)
+        self.lag_proxy: TcpProxy | None = None
         self.scheduling = scheduling_for(variant, tide, volcano_args)  # Volcano, or kube-scheduler's gangs
         self.superpods = superpods
         self.workdir = Path(tempfile.mkdtemp(prefix=f"homing-tidal-{variant.replace('+', '-')}-"))
@@ -471,7 +474,7 @@ class TidalCluster:
                              *[f"--config={path}" for path in self._pod_stages(stages / "pod" / "fast" / "pod-delete.yaml")]])
         if "homing" in self.variant:
             env = {"HOMING_LOG_LEVEL": os.environ.get("HOMING_E2E_OPERATOR_LOG_LEVEL", "warning"), **self.operator_env}
-            self.operator = OperatorProcess(self.cp.kubeconfig, self.workdir, env=env)
+            self.operator = OperatorProcess(self._operator_kubeconfig(), self.workdir, env=env)
             self.operator.start()
         await kube.request("POST", "/api/v1/namespaces", body={"metadata": {"name": NS, "labels": {"homing.io/enabled": "true"}}})
         for name, value, never in ((INFERENCE_PRIORITY, 1000, False), (TRAINING_PRIORITY, 100, True)):
@@ -489,6 +492,18 @@ class TidalCluster:
         await o.eventually(self._all_ready, timeout=60, what="all nodes Ready")
         await o.eventually(lambda: kube.request("GET", f"/api/v1/namespaces/{NS}/serviceaccounts/default"), what="default SA")
         return self
+
+    def _operator_kubeconfig(self) -> Path:
+        """The admin's kubeconfig, or with `operator_lag_s` one through a proxy that holds the
+        API server's answers back (the admissions it serves come in directly)."""
+        if not self.operator_lag_s:
+            return self.cp.kubeconfig
+        port = int(self.cp.server.rsplit(":", 1)[1])
+        self.lag_proxy = TcpProxy(lag_s=self.operator_lag_s).start()
+        self.lag_proxy.set_backends([Backend(port)])
+        path = self.workdir / "operator-lagged.kubeconfig"
+        path.write_text(self.cp.kubeconfig.read_text().replace(self.cp.server, f"https://127.0.0.1:{self.lag_proxy.port}"))
+        return path
 
     def _node_stage(self, upstream: Path) -> Path:
         """kwok's own node-initialize stage (read from the module cache), made to skip a
@@ -668,6 +683,8 @@ class TidalCluster:
             task.cancel()
         if self.operator:
             self.operator.stop()
+        if self.lag_proxy:
+            self.lag_proxy.stop()
         if self.kube:
             await self.kube.close()
         self.cp.stop()

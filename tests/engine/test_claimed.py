@@ -35,6 +35,7 @@ class World:
     pool_homes: tuple = ()  # POOL's vacant homes, warmest first
     pool_pending: int = 0
     pool_promised: tuple = ()
+    live_generation: int | None = None  # the live pods' restart (identity/generation.py)
 
 
 def index_of(w: World) -> MemoryIndex:
@@ -45,7 +46,7 @@ def index_of(w: World) -> MemoryIndex:
     for r, where in w.live.items():
         terminating = isinstance(where, str) and where.startswith("terminating:")
         node = where.split(":", 1)[1] if terminating else where
-        index.pod_seen(f"job-{r}", LivePod(JOB.key, f"worker/{r}", node, terminating=terminating))
+        index.pod_seen(f"job-{r}", LivePod(JOB.key, f"worker/{r}", node, terminating=terminating, generation=w.live_generation))
         if node and not terminating:
             index.reoccupy(node, JOB.key)
     for i, node in enumerate(w.other_homes):
@@ -91,6 +92,24 @@ def test_claimed_homes(world: World, rank: str | None, claimed: set[str]):
     got = claimed_homes(index, JOB.key, siblings, own_home, NOW, 256)
     assert set(got) == claimed
     assert own_home not in got
+
+
+# The gang restarted while homing's watch ran behind: the old pods still look live and bound
+# when the new generation's rank 0 is admitted.
+@pytest.mark.parametrize(
+    "live_generation, admitted, claimed",
+    [
+        pytest.param(0, 1, {"n1", "n2", "n3"}, id="an-earlier-restarts-pods-hold-nothing"),
+        pytest.param(1, 1, {"n3"}, id="the-same-restarts-pods-hold-their-homes"),
+        pytest.param(2, 1, {"n3"}, id="a-later-restarts-pods-hold-their-homes"),
+        pytest.param(None, 1, {"n3"}, id="pods-of-unknown-restart-hold-their-homes"),
+        pytest.param(0, None, {"n3"}, id="an-admitted-pod-of-unknown-restart-trusts-the-watch"),
+    ],
+)
+def test_claims_across_a_restart_homing_has_not_seen(live_generation, admitted, claimed):
+    index = index_of(World(live={1: "n1", 2: "n2"}, live_generation=live_generation))
+    siblings = sibling_homes(index.owner(JOB.key), 0, "n0", 256)[0]
+    assert set(claimed_homes(index, JOB.key, siblings, "n0", NOW, 256, admitted)) == claimed
 
 
 def test_a_pool_pods_own_homes_are_left_to_its_promises():
@@ -145,6 +164,28 @@ def test_a_rank_whose_home_is_taken_keeps_off_its_siblings_homes(how, snapshot, 
     assert "claimed-homes" in d.prefer
 
 
+def test_a_restarted_gangs_rank_keeps_off_homes_its_old_siblings_seem_to_hold():
+    """The failure the lagging cluster test shows: every old sibling still looked bound, so
+    no home was claimed and image locality sent rank 0 to a sibling's warm home."""
+    index = index_of(World(live={1: "n1", 2: "n2", 3: "n3"}, live_generation=0))
+    pod = rank0_pod()
+    pod["metadata"]["annotations"]["volcano.sh/job-version"] = "1"
+    d = decide(pod, index, WorkloadIndex(), cluster(Health.UNAVAILABLE), Settings(), NOW)
+    terms = by_role(d.terms)
+    assert set(terms["claimed"].values) == {"n1", "n2", "n3"}
+    assert not {"n1", "n2", "n3"} & set(terms.get("image-warm").values if "image-warm" in terms else ())
+    assert not d.warnings
+
+
+def test_an_unreadable_restart_count_is_warned_and_trusts_the_watch():
+    index = index_of(World(live={1: "n1", 2: "n2", 3: "n3"}, live_generation=0))
+    pod = rank0_pod()
+    pod["metadata"]["annotations"]["volcano.sh/job-version"] = "one"
+    d = decide(pod, index, WorkloadIndex(), cluster(Health.UNAVAILABLE), Settings(), NOW)
+    assert any("volcano.sh/job-version 'one'" in w for w in d.warnings), d.warnings
+    assert "claimed" not in by_role(d.terms), "the siblings look live: nothing is claimed, as before"
+
+
 def test_switched_off_the_siblings_homes_are_warm_again():
     d = decide(rank0_pod(), index_of(World()), WorkloadIndex(), cluster(), Settings(preferences=Preferences(claimed_homes=False)), NOW)
     terms = by_role(d.terms)
@@ -184,3 +225,24 @@ def test_active_and_pending_counts_follow_every_change(steps):
         pods = [index.live[u] for u in index.live_by_owner.get(key, ())]
         assert index.active(key) == any(not (p.ended or p.terminating) for p in pods)
         assert index.pending_count(key) == sum(p.pending for p in pods)
+
+
+# -- across restarts: a later admitted generation never claims fewer homes -------------------------
+
+_LIVE = st.dictionaries(st.integers(1, 3), st.tuples(st.sampled_from(["n1", "n2", "n3", "c0"]), st.one_of(st.none(), st.integers(0, 3))))
+
+
+@hsettings(max_examples=200, deadline=None)
+@given(live=_LIVE, admitted=st.integers(0, 3))
+def test_claims_grow_with_the_admitted_restart(live, admitted):
+    index = index_of(World())
+    for r, (node, generation) in live.items():
+        index.pod_seen(f"job-{r}", LivePod(JOB.key, f"worker/{r}", node, generation=generation))
+    siblings = sibling_homes(index.owner(JOB.key), 0, "n0", 256)[0]
+    trusting = set(claimed_homes(index, JOB.key, siblings, "n0", NOW, 256))
+    now = set(claimed_homes(index, JOB.key, siblings, "n0", NOW, 256, admitted))
+    later = set(claimed_homes(index, JOB.key, siblings, "n0", NOW, 256, admitted + 1))
+    assert trusting <= now <= later <= {"n1", "n2", "n3"}
+    # a home stays held exactly while some pod on it is of this restart or an unknown one
+    holders = {node for node, generation in live.values() if generation is None or generation >= admitted}
+    assert now == {"n1", "n2", "n3"} - holders

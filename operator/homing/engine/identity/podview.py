@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from homing.engine.cluster.images import pod_images
 from homing.engine.identity import RankResult, WorkloadIndex, resolve_owner, resolve_rank
+from homing.engine.identity.generation import pod_generation
 from homing.engine.model import OwnerRef
 from homing.engine.identity.scope import DECISION_ANNOTATION, HOME_ANNOTATION
 
@@ -29,6 +30,7 @@ class PodView:
     domains: tuple[tuple[str, str], ...] = ()  # the block domains the decision preferred
     images: tuple[str, ...] = ()  # its containers' images, normalised (engine/cluster/images.py)
     prefer: tuple[str, ...] = ()  # behaviour.md "Beyond the home" preferences its decision used
+    generation: int | None = None  # its workload's restart it belongs to, when its controller says (identity/generation.py)
 
 
 def _decided(annotations: dict, field: str) -> list:
@@ -93,4 +95,5 @@ def pod_view(pod: dict, workloads: WorkloadIndex, max_rank_part: int) -> PodView
         domains=decided_domains(meta.get("annotations") or {}),
         images=pod_images(pod),
         prefer=decided_prefer(meta.get("annotations") or {}),
+        generation=pod_generation(pod).value,
     )

@@ -145,9 +145,10 @@ class MemoryIndex:
     def pod_gone(self, pod_uid: str) -> LivePod | None:
         return self.pods.gone(pod_uid)
 
-    def occupied_nodes(self, key: str) -> set[str]:
-        """Nodes where a live, not terminating pod of the owner is bound."""
-        return self.pods.occupied_nodes(key)
+    def occupied_nodes(self, key: str, generation: int | None = None) -> set[str]:
+        """Nodes where a live, not terminating pod of the owner is bound; with `generation`
+        (the owner's current restart), not one of an earlier restart."""
+        return self.pods.occupied_nodes(key, generation)
 
     def has_live_pods(self, key: str) -> bool:
         return bool(self.pods.by_owner.get(key))

@@ -101,7 +101,8 @@ def observe(
 
     ending = view.ended or view.terminating
     judged = before is not None and before.judged
-    index.pod_seen(view.uid, LivePod(key, rank, view.node, view.terminating, judged, view.running, view.ended))
+    index.pod_seen(view.uid, LivePod(key, rank, view.node, view.terminating, judged, view.running, view.ended,
+                                              view.generation))
     index.touch(key, now, policy.durable_seen_every)
     if rank is None and view.home:
         if view.node:

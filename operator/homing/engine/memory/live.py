@@ -16,6 +16,7 @@ class LivePod:
     judged: bool = False  # its end was judged fault or not (behaviour.md "Memory": once, when it ended)
     running: bool = False  # a container started: its images are on the node
     ended: bool = False  # Succeeded or Failed: its owner no longer waits for it
+    generation: int | None = None  # its workload's restart (engine/identity/generation.py); None: unknown
 
     @property
     def pending(self) -> bool:
@@ -58,10 +59,15 @@ class LivePods:
                     del self.by_owner[pod.owner_key]
         return pod
 
-    def occupied_nodes(self, key: str) -> set[str]:
+    def occupied_nodes(self, key: str, generation: int | None = None) -> set[str]:
+        """`generation`: the owner's current one; a pod of an earlier one was deleted by a restart."""
         nodes: set[str] = set()
         for uid in self.by_owner.get(key, ()):
             pod = self.live[uid]
-            if pod.node and not pod.terminating:
+            if pod.node and not pod.terminating and not _earlier(pod.generation, generation):
                 nodes.add(pod.node)
         return nodes
+
+
+def _earlier(generation: int | None, current: int | None) -> bool:
+    return generation is not None and current is not None and generation < current

@@ -17,12 +17,14 @@ from homing.engine.memory.entries import OwnerMemory
 from homing.engine.memory.index import MemoryIndex
 
 
-def own_claims(index: MemoryIndex, owner_key: str, siblings: tuple[str, ...], limit: int) -> tuple[str, ...]:
+def own_claims(index: MemoryIndex, owner_key: str, siblings: tuple[str, ...], limit: int,
+               generation: int | None = None) -> tuple[str, ...]:
     """The siblings' homes (as the rank's sibling walk found them) that none of the
-    owner's live pods holds."""
+    owner's live pods holds. `generation`: the admitted pod's; a pod of an earlier one holds
+    nothing, though homing may not have seen it go (a gang restart deletes it first)."""
     if not siblings:
         return ()
-    held = index.occupied_nodes(owner_key)
+    held = index.occupied_nodes(owner_key, generation)
     return tuple(islice((n for n in siblings if n not in held), limit + 1))
 
 
@@ -73,11 +75,12 @@ def claimants_by_node(index: MemoryIndex, now: float) -> dict[str, set[str]]:
 
 
 def claimed_homes(index: MemoryIndex, owner_key: str, siblings: tuple[str, ...], own_home: str | None,
-                  now: float, limit: int) -> tuple[str, ...]:
+                  now: float, limit: int, generation: int | None = None) -> tuple[str, ...]:
     """Every claimed home the admitted pod should keep off, most relevant first (its own
     siblings', then others'), at most `limit` + 1 (to tell a cut). A rankless pod's own pool
     is left to its promises: its replicas hold the same image, so they are interchangeable.
-    `siblings`: the rank's sibling homes as its sibling walk found them (none for a rankless pod)."""
-    mine = own_claims(index, owner_key, siblings, limit)
+    `siblings`: the rank's sibling homes as its sibling walk found them (none for a rankless pod);
+    `generation`: the admitted pod's restart (engine/identity/generation.py)."""
+    mine = own_claims(index, owner_key, siblings, limit, generation)
     others = (n for n in others_claims(index, owner_key, now) if n != own_home)
     return tuple(islice(dict.fromkeys((*mine, *others)), limit + 1))

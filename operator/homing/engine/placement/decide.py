@@ -15,6 +15,7 @@ from homing.engine.placement.beyond_home import (
     BeyondHome, displacement, eviction_victims, free_room, nothing_free, vacant_homes, warm_nodes,
 )
 from homing.engine.placement.claimed import claimed_homes
+from homing.engine.identity.generation import pod_generation
 from homing.engine.memory.siblings import sibling_homes
 from homing.engine.placement.displacement import pod_load
 from homing.engine.identity import WorkloadIndex, resolve_owner, resolve_rank
@@ -110,13 +111,13 @@ def topology_of(
 
 def beyond_home(
     pod: dict, index: MemoryIndex, snapshot: ClusterSnapshot, settings: Settings, owner_key: str, rank_key: str | None,
-    own_home: str | None, now: float, siblings: tuple[str, ...] | None = None,
+    own_home: str | None, now: float, siblings: tuple[str, ...] | None = None, generation: int | None = None,
 ) -> BeyondHome:
     """behaviour.md "Beyond the home" candidates, as configured: homes claimed by others, warm nodes, vacant
     homes to keep clear of, and when nothing is free the one workload to displace."""
     p, limit = settings.preferences, settings.bounds.max_term_values
     rankless = rank_key is None
-    claimed = claimed_homes(index, owner_key, siblings or (), own_home, now, limit) if p.claimed_homes else ()
+    claimed = claimed_homes(index, owner_key, siblings or (), own_home, now, limit, generation) if p.claimed_homes else ()
     namespace = (pod.get("metadata") or {}).get("namespace") or ""
     me = pod_load(pod, owner_key, tuple(settings.scope.resource_prefixes))
     evicting = nothing_free(me, snapshot, index, now)
@@ -160,7 +161,8 @@ def decide(
     if owner is None:
         return Decision(outcome="skipped", reason="no-controller")
     rank_result = resolve_rank(pod, owner.kind, settings.bounds.max_rank_part)
-    warnings = [rank_result.warning] if rank_result.warning else []
+    generation = pod_generation(pod)
+    warnings = [w for w in (rank_result.warning, generation.warning) if w]
     memory = index.owner(owner.key)
     hostname = settings.labels.hostname
     topology = NODE
@@ -172,7 +174,7 @@ def decide(
     siblings = None if rankless else sibling_homes(memory, rank_result.rank.index, own_home, settings.bounds.max_term_values,
                                                    index.sibling_runs)
     beyond = beyond_home(pod, index, snapshot, settings, owner.key, rank_key, own_home, now,
-                         siblings[0] if siblings else None)
+                         siblings[0] if siblings else None, generation.value)
     if rankless:
         memory = group_pool(memory, pool_group(pod))
         taken = index.occupied_nodes(owner.key) | index.promised.nodes(owner.key, now)
