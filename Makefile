@@ -98,6 +98,15 @@ kind-install: kind-up images
 kind-pulls: kind-install venv
 	bash e2e/kind/pulls.sh
 
+# Volcano from its own manifest with images built here, configured for the tidal day (e2e/kind/volcano-up.sh).
+kind-volcano: kind-up images
+	bash e2e/kind/volcano-up.sh
+
+# The tidal story on real kubelets: a Volcano gang preempted by inference, back home at scale-in
+# (bench/results/kind-tidal.json; KIND_TIDAL_COMPARE=1 also runs it without homing).
+kind-tidal: kind-install kind-volcano venv
+	$(PY) e2e/kind/tidal.py $${KIND_TIDAL_COMPARE:+--compare}
+
 # The same with `helm install` of charts/homing (replaces the kubectl install; kind-install undoes it).
 kind-install-helm: kind-up images
 	bash e2e/build-helm.sh

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds Volcano's scheduler and controller manager (pinned in e2e/volcano/go.mod) and
+# Builds Volcano's scheduler and controller manager (pinned in e2e/volcano/go.mod; with the
+# argument `webhook` its admission webhook manager too) and
 # kwok's fake-node controller (pinned in e2e/kwok/go.mod) into the git-ignored cache
 # (e2e/.bin). Re-running is cheap: a program is rebuilt only when its module's go.mod or
 # go.sum (or, for Volcano, the generated apis copy) changed since it was built.
@@ -60,4 +61,6 @@ source "$here/gobuild.sh"
 apis=$(ensure_apis)
 gobuild vc-scheduler volcano volcano.sh/volcano/cmd/scheduler "$apis"
 gobuild vc-controller-manager volcano volcano.sh/volcano/cmd/controller-manager "$apis"
+# Its admission webhook only for the kind cluster (e2e/kind/volcano-up.sh): the local tests run none.
+[[ ${1:-} != webhook ]] || gobuild vc-webhook-manager volcano volcano.sh/volcano/cmd/webhook-manager "$apis"
 gobuild kwok kwok sigs.k8s.io/kwok/cmd/kwok

@@ -23,25 +23,16 @@ import re
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-E2E = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(E2E))
+from kindkube import E2E, KUBECONFIG, NPU, RESTRICTED, cordon, decision_reason, delete_namespace, fresh_namespace, go_seconds, workers
 
-from homing.kube.client import MERGE_PATCH, Kube, KubeError  # noqa: E402
-from homing_e2e.imagecache import pull_minutes  # noqa: E402
+from homing.kube.client import Kube, KubeError
+from homing_e2e.imagecache import pull_minutes
 
 RESULTS = E2E.parent / "bench" / "results" / "kind-pulls.json"
 NS, NAME, POD = "homing-pulls", "big", "big-0"
-NPU = "huawei.com/Ascend910"
 PULLED = re.compile(r'Successfully pulled image "[^"]+" in ([0-9.hmsµ]+)')
 SIZE = re.compile(r"Image size: (\d+) bytes")
-
-
-def go_seconds(text: str) -> float:
-    """A Go duration as the kubelet prints it (1m2.5s, 850ms, 3.2s) in seconds."""
-    units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "µs": 1e-6}
-    return sum(float(n) * units[u] for n, u in re.findall(r"([0-9.]+)(ms|µs|h|m|s)", text))
 
 
 def statefulset(image: str) -> dict:
@@ -52,9 +43,7 @@ def statefulset(image: str) -> dict:
             "metadata": {"labels": {"app": NAME}},
             "spec": {"terminationGracePeriodSeconds": 0, "containers": [{
                 "name": "rank", "image": image, "imagePullPolicy": "IfNotPresent", "command": ["/bin/sleep", "infinity"],
-                "resources": {"requests": {NPU: "4"}, "limits": {NPU: "4"}},
-                "securityContext": {"runAsNonRoot": True, "runAsUser": 65534, "allowPrivilegeEscalation": False,
-                                    "capabilities": {"drop": ["ALL"]}, "seccompProfile": {"type": "RuntimeDefault"}}}]}}},
+                "resources": {"requests": {NPU: "4"}, "limits": {NPU: "4"}}, "securityContext": RESTRICTED}]}}},
     }
 
 
@@ -111,19 +100,11 @@ async def start(kube: Kube, label: str, old_uid: str | None) -> dict:
 
 
 def reason(row: dict) -> str:
-    """homing's decision reason on the pod (its homing.io/decision annotation), or ''."""
-    try:
-        return str(json.loads(row["decision"]).get("reason", ""))
-    except (ValueError, AttributeError):
-        return ""
+    return decision_reason({"metadata": {"annotations": {"homing.io/decision": row["decision"]}}})
 
 
 async def delete_pod(kube: Kube) -> None:
     await kube.request("DELETE", f"/api/v1/namespaces/{NS}/pods/{POD}", body={"gracePeriodSeconds": 0})
-
-
-async def cordon(kube: Kube, node: str, on: bool) -> None:
-    await kube.request("PATCH", f"/api/v1/nodes/{node}", body={"spec": {"unschedulable": True if on else None}}, content_type=MERGE_PATCH)
 
 
 def forget_image(nodes: list[str], image: str) -> None:
@@ -132,28 +113,12 @@ def forget_image(nodes: list[str], image: str) -> None:
         subprocess.run(["docker", "exec", node, "crictl", "rmi", image], capture_output=True, check=False)
 
 
-async def reset(kube: Kube, homing: bool) -> None:
-    try:
-        await kube.request("DELETE", f"/api/v1/namespaces/{NS}")
-    except KubeError as e:
-        if e.status != 404:
-            raise
-    for _ in range(300):
-        try:
-            await kube.request("GET", f"/api/v1/namespaces/{NS}")
-        except KubeError:
-            break
-        await asyncio.sleep(0.5)
-    labels = {"pod-security.kubernetes.io/enforce": "restricted", **({"homing.io/enabled": "true"} if homing else {})}
-    await kube.request("POST", "/api/v1/namespaces", body={"metadata": {"name": NS, "labels": labels}})
-
-
 async def three_starts(kube: Kube, image: str, workers: list[str], homing: bool) -> dict:
     """first (no node holds the image), deleted (back home?), moved (home cordoned)."""
     print(f"-- {'with' if homing else 'without'} homing", flush=True)
     cordoned = None
     try:
-        await reset(kube, homing)
+        await fresh_namespace(kube, NS, homing)
         forget_image(workers, image)
         await kube.request("POST", f"/apis/apps/v1/namespaces/{NS}/statefulsets", body=statefulset(image))
         first = await start(kube, "first", None)
@@ -166,24 +131,23 @@ async def three_starts(kube: Kube, image: str, workers: list[str], homing: bool)
     finally:
         if cordoned:
             await cordon(kube, cordoned, False)
-        await kube.request("DELETE", f"/api/v1/namespaces/{NS}")
+        await delete_namespace(kube, NS)
     return {"first": first, "home": home, "moved": moved}
 
 
 async def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--image", required=True)
-    ap.add_argument("--kubeconfig", default=str(E2E / ".kind" / "kubeconfig"))
+    ap.add_argument("--kubeconfig", default=str(KUBECONFIG))
     ap.add_argument("--cluster", default="homing")
     ap.add_argument("--compare", action="store_true", help="also without homing")
     args = ap.parse_args()
-    workers = [n for n in subprocess.run([str(E2E / ".kind" / "bin" / "kind"), "get", "nodes", "--name", args.cluster],
-                                         capture_output=True, text=True, check=True).stdout.split() if "control-plane" not in n]
+    nodes = workers(args.cluster)
     kube = await Kube.connect(args.kubeconfig)
     try:
-        runs = {"homing": await three_starts(kube, args.image, workers, homing=True)}
+        runs = {"homing": await three_starts(kube, args.image, nodes, homing=True)}
         if args.compare:
-            runs["without_homing"] = await three_starts(kube, args.image, workers, homing=False)
+            runs["without_homing"] = await three_starts(kube, args.image, nodes, homing=False)
     finally:
         await kube.close()
     first, home, moved = (runs["homing"][k] for k in ("first", "home", "moved"))
