@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The integration tests against the kind cluster through its kubeconfig (make kind-e2e; the
 # tests to run are the arguments). The operator runs on this host; kind's nodes reach its
-# webhook at the kind network's gateway. Node objects that are not kind's (the fake nodes a
-# previous run left behind) are deleted first, so every run starts from the same cluster.
+# webhook at the kind network's gateway. Node objects that are not kind's (the fake nodes the
+# tests make) are deleted first and again at the end, so every run, and whatever runs on the
+# cluster next (make kind-install, kind-tidal), starts from the same cluster.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 name=${KIND_CLUSTER:-homing}
@@ -11,13 +12,24 @@ kubectl=(kubectl_bin --kubeconfig "$kubeconfig")
 kubectl_bin() { "$root/e2e/.bin/kubectl" "$@"; }
 
 gateway=$(docker network inspect kind -f '{{range .IPAM.Config}}{{.Gateway}} {{end}}' | tr ' ' '\n' | grep -m1 '\.')
-mapfile -t kind_nodes < <("$root/e2e/.kind/bin/kind" get nodes --name "$name")
-mapfile -t stale < <("${kubectl[@]}" get nodes -o name | grep -vxF -f <(printf 'node/%s\n' "${kind_nodes[@]}") || true)
-if ((${#stale[@]})); then
-  echo "deleting ${#stale[@]} Node objects left by an earlier run"
-  "${kubectl[@]}" delete "${stale[@]}" --wait=false >/dev/null
+# An in-cluster homing (make kind-install) would decide the tests' pods as well as theirs.
+if "${kubectl[@]}" get validatingwebhookconfiguration,mutatingwebhookconfiguration -o name 2>/dev/null | grep -q '/homing$'; then
+  echo "homing is installed in the cluster (make kind-install): remove it first, e.g." \
+       "kubectl delete -k e2e/.kind/install, or run make kind-e2e before make kind-install" >&2
+  exit 1
 fi
+mapfile -t kind_nodes < <("$root/e2e/.kind/bin/kind" get nodes --name "$name")
+fake_nodes() {
+  local stale
+  mapfile -t stale < <("${kubectl[@]}" get nodes -o name | grep -vxF -f <(printf 'node/%s\n' "${kind_nodes[@]}") || true)
+  if ((${#stale[@]})); then
+    echo "deleting ${#stale[@]} Node objects $1"
+    "${kubectl[@]}" delete "${stale[@]}" --wait=false >/dev/null
+  fi
+}
+fake_nodes "left by an earlier run"
+trap 'fake_nodes "the tests made"' EXIT
 
 cd "$root"
 HOMING_E2E_KUBECONFIG=$kubeconfig HOMING_E2E_WEBHOOK_HOST=$gateway \
-  exec .venv/bin/python -m pytest -q -p no:cacheprovider --timeout 120 "$@"
+  .venv/bin/python -m pytest -q -p no:cacheprovider --timeout 120 "$@"
