@@ -1,5 +1,6 @@
 """What the kind-cluster scripts (pulls.py, tidal.py) share: the cluster's worker nodes, a
-namespace made anew, cordoning, a Go duration read, and homing's decision on a pod."""
+namespace made anew, cordoning, a Go duration read, homing's decision on a pod, and the
+report (results file, printout, failures, exit code)."""
 from __future__ import annotations
 
 import asyncio
@@ -7,6 +8,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 E2E = Path(__file__).resolve().parent.parent
@@ -66,3 +68,14 @@ async def fresh_namespace(kube: Kube, ns: str, homing: bool) -> None:
     await delete_namespace(kube, ns)
     labels = {"pod-security.kubernetes.io/enforce": "restricted", **({"homing.io/enabled": "true"} if homing else {})}
     await kube.request("POST", "/api/v1/namespaces", body={"metadata": {"name": ns, "labels": labels}})
+
+
+def report(path: Path, result: dict, problems: list[str]) -> int:
+    """`result` stamped and written to `path` and printed; each problem printed; 1 if any."""
+    result = {**result, "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
+    print(json.dumps(result, indent=2, sort_keys=True))
+    for p in problems:
+        print(f"FAIL: {p}", file=sys.stderr)
+    return 1 if problems else 0

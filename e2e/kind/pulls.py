@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import re
 import subprocess
 import sys
 import time
 
-from kindkube import E2E, KUBECONFIG, NPU, RESTRICTED, cordon, decision_reason, delete_namespace, fresh_namespace, go_seconds, workers
+from kindkube import (E2E, KUBECONFIG, NPU, RESTRICTED, cordon, decision_reason, delete_namespace, fresh_namespace, go_seconds,
+                      report, workers)
 
 from homing.kube.client import Kube, KubeError
 from homing_e2e.imagecache import pull_minutes
@@ -153,11 +153,7 @@ async def main() -> int:
     first, home, moved = (runs["homing"][k] for k in ("first", "home", "moved"))
     size = first.get("bytes") or moved.get("bytes") or 0
     result = {"image": args.image, "image_bytes": size, **runs,
-              "model_pull_s": round(pull_minutes(size / 1e9) * 60, 1) if size else None,  # the tidal days' model
-              "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
-    print(json.dumps(result, indent=2, sort_keys=True))
+              "model_pull_s": round(pull_minutes(size / 1e9) * 60, 1) if size else None}  # the tidal days' model
     problems = [
         *(["the first start did not pull (the image was on the node already)"] if not first["pulled"] else []),
         *([f"the rank did not go home: {first['node']} then {home['node']}"] if home["node"] != first["node"] else []),
@@ -167,9 +163,7 @@ async def main() -> int:
         *([f"the moved rank stayed on its cordoned home {moved['node']}"] if moved["node"] == home["node"] else []),
         *(["the moved rank did not pull"] if not moved["pulled"] else []),
     ]
-    for p in problems:
-        print(f"FAIL: {p}", file=sys.stderr)
-    return 1 if problems else 0
+    return report(RESULTS, result, problems)
 
 
 if __name__ == "__main__":

@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import subprocess
 import sys
 import time
 
-from kindkube import E2E, KUBECONFIG, NPU, RESTRICTED, decision_reason, delete_namespace, fresh_namespace, workers
+from kindkube import E2E, KUBECONFIG, NPU, RESTRICTED, decision_reason, delete_namespace, fresh_namespace, report, workers
 
 from homing.kube.client import MERGE_PATCH, Kube
 
@@ -173,10 +172,6 @@ async def main() -> int:
             runs["without_homing"] = await one_day(kube, ranks, homing=False)
     finally:
         await kube.close()
-    result = {**runs, "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
-    print(json.dumps(result, indent=2, sort_keys=True))
     day = runs["homing"]
     problems = [
         *(f"rank {r} did not go home: {day['homes'][r]} then {day['after'][r]}" for r in day["homes"] if day["after"][r] != day["homes"][r]),
@@ -184,9 +179,7 @@ async def main() -> int:
         *([f"inference ran on {day['inference_node']}, no training home: nothing was preempted"] if day["inference_node"] not in day["homes"].values() else []),
         *(["the Job did not restart as a gang"] if day["gang_restarts"] < 1 else []),
     ]
-    for p in problems:
-        print(f"FAIL: {p}", file=sys.stderr)
-    return 1 if problems else 0
+    return report(RESULTS, runs, problems)
 
 
 if __name__ == "__main__":
