@@ -88,6 +88,7 @@ async def start(kube: Kube, label: str, old_uid: str | None) -> dict:
     pod, to_scheduled, to_running = await running_pod(kube, old_uid, timeout=900)
     meta = pod["metadata"]
     row = {"node": pod["spec"]["nodeName"], "decision": (meta.get("annotations") or {}).get("homing.io/decision", ""),
+           "reason": decision_reason(pod),
            "seen_to_scheduled_s": to_scheduled, "seen_to_running_s": to_running, "uid": meta["uid"]}
     for _ in range(20):  # the kubelet's events follow the start by a moment
         row.update(await pull_events(kube, meta["uid"]))
@@ -97,10 +98,6 @@ async def start(kube: Kube, label: str, old_uid: str | None) -> dict:
     print(f"{label:>6}: on {row['node']}, running {to_running} s after it appeared; "
           + (f"pulled in {row['pull_s']} s" if row["pulled"] else "no pull (image present)" if row["present"] else "no pull event"), flush=True)
     return row
-
-
-def reason(row: dict) -> str:
-    return decision_reason({"metadata": {"annotations": {"homing.io/decision": row["decision"]}}})
 
 
 async def delete_pod(kube: Kube) -> None:
@@ -157,7 +154,7 @@ async def main() -> int:
     problems = [
         *(["the first start did not pull (the image was on the node already)"] if not first["pulled"] else []),
         *([f"the rank did not go home: {first['node']} then {home['node']}"] if home["node"] != first["node"] else []),
-        *([f"homing did not ask for the home: decision {home['decision']!r}"] if reason(home) != "home" else []),
+        *([f"homing did not ask for the home: decision {home['decision']!r}"] if home["reason"] != "home" else []),
         *(["the rank that went home pulled"] if home["pulled"] else []),
         *(["the rank that went home shows no 'already present' event"] if not home["present"] else []),
         *([f"the moved rank stayed on its cordoned home {moved['node']}"] if moved["node"] == home["node"] else []),

@@ -29,6 +29,7 @@ import time
 from kindkube import E2E, KUBECONFIG, NPU, RESTRICTED, decision_reason, delete_namespace, fresh_namespace, report, workers
 
 from homing.kube.client import MERGE_PATCH, Kube
+from homing_e2e.objects import eventually
 
 RESULTS = E2E.parent / "bench" / "results" / "kind-tidal.json"
 PRIORITIES = E2E.parent / "manifests" / "tidal" / "common" / "priorityclasses.yaml"
@@ -90,16 +91,6 @@ def rank_of(pod: dict) -> str:
     return (pod["metadata"].get("annotations") or {}).get("volcano.sh/task-index", "?")
 
 
-async def until(what: str, check, timeout: float = TIMEOUT):
-    """Polls `check` (async, returns a truthy result or None) until it answers."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if got := await check():
-            return got
-        await asyncio.sleep(0.5)
-    raise SystemExit(f"timed out after {timeout:.0f} s waiting for {what}")
-
-
 async def ranks_running(kube: Kube, ranks: int, uids: set[str] = frozenset()) -> dict[str, dict] | None:
     """Every rank running, none of them a pod in `uids` (an earlier start's)."""
     got = {rank_of(p): p for p in await pods(kube, f"volcano.sh/job-name={JOB}") if running(p) and p["metadata"]["uid"] not in uids}
@@ -117,7 +108,7 @@ async def one_day(kube: Kube, ranks: int, homing: bool) -> dict:
     try:
         await kube.request("POST", f"/apis/apps/v1/namespaces/{NS}/deployments", body=inference())
         await kube.request("POST", f"/apis/batch.volcano.sh/v1alpha1/namespaces/{NS}/jobs", body=training_job(ranks))
-        first = await until("the training ranks to run", lambda: ranks_running(kube, ranks))
+        first = await eventually(lambda: ranks_running(kube, ranks), TIMEOUT, what="the training ranks to run")
         homes = {r: p["spec"]["nodeName"] for r, p in sorted(first.items())}
         print(f"training runs: {homes}", flush=True)
 
@@ -128,7 +119,7 @@ async def one_day(kube: Kube, ranks: int, homing: bool) -> dict:
             serving = [p for p in await pods(kube, f"app={INFER}") if running(p)]
             return serving[0] if serving else None
 
-        server = await until("inference to preempt a rank and run", inference_running)
+        server = await eventually(inference_running, TIMEOUT, what="inference to preempt a rank and run")
         preempted_at = round(time.monotonic() - tide, 1)
         taken = server["spec"]["nodeName"]
         old = {p["metadata"]["uid"] for p in first.values()}
@@ -137,13 +128,13 @@ async def one_day(kube: Kube, ranks: int, homing: bool) -> dict:
             new = [p for p in await pods(kube, f"volcano.sh/job-name={JOB}") if p["metadata"]["uid"] not in old]
             return new if len(new) == ranks and not any(p["spec"].get("nodeName") for p in new) else None
 
-        waiting = await until("the gang to restart and wait", gang_waiting)
+        waiting = await eventually(gang_waiting, TIMEOUT, what="the gang to restart and wait")
         print(f"inference preempted {taken} in {preempted_at} s; the gang restarted and waits", flush=True)
         decisions = {rank_of(p): decision_reason(p) for p in waiting}
 
         night = time.monotonic()
         await scale(kube, 0)
-        back = await until("the training ranks to run again", lambda: ranks_running(kube, ranks, old))
+        back = await eventually(lambda: ranks_running(kube, ranks, old), TIMEOUT, what="the training ranks to run again")
         now = {r: p["spec"]["nodeName"] for r, p in sorted(back.items())}
         print(f"training runs again in {time.monotonic() - night:.1f} s: {now}", flush=True)
         restarts = (await kube.request("GET", f"/apis/batch.volcano.sh/v1alpha1/namespaces/{NS}/jobs/{JOB}"))["status"].get("retryCount", 0)
