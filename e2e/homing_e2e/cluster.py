@@ -38,6 +38,17 @@ def build_binaries() -> None:
     subprocess.run(["bash", str(E2E_DIR / "build-binaries.sh")], check=True)
 
 
+def webhook_calls_failed_open(kubeconfig: Path, last: int = 5) -> list[str]:
+    """For a failure message: the local API server's last lines on webhook calls it let
+    through unanswered (timed out, connection lost), with their reasons; none for a cluster
+    whose logs are not beside its kubeconfig."""
+    log = kubeconfig.parent / "kube-apiserver.log"
+    if not log.exists():
+        return []
+    lines = [line[:400] for line in log.read_text(errors="replace").splitlines() if "failing open" in line]
+    return lines[-last:]
+
+
 def kubeconfig_text(server: str, ca: Path, cert: Path, key: Path) -> str:
     return f"""apiVersion: v1
 kind: Config

@@ -613,12 +613,26 @@ class TidalCluster:
                 live.setdefault(job.split("/")[0], set()).add(rank)
         return live
 
-    async def pending_state(self, key_prefix: str) -> dict:
+    async def pending_state(self, key_prefix: str, nodes: tuple[str, ...] = ()) -> dict:
         """For a failure message: the key's pods not bound, and the jobs' and PodGroups'
-        phases, when a step did not end as the test expected."""
+        phases, when a step did not end as the test expected; with `nodes`, also every pod
+        of the namespace as the API server has it and those nodes' taints and Ready."""
         jobs = await self.kube.request("GET", self.scheduling.jobs_path.format(ns=NS))
         groups = await self.kube.request("GET", self.scheduling.podgroups_path.format(ns=NS))
-        return {
+        extra: dict = {}
+        if nodes:
+            pods = await self.kube.request("GET", f"/api/v1/namespaces/{NS}/pods")
+            extra["api_pods"] = {
+                p["metadata"]["name"]: [(p.get("status") or {}).get("phase"), p["spec"].get("nodeName"),
+                                        "deleting" if p["metadata"].get("deletionTimestamp") else "",
+                                        (p["metadata"].get("annotations") or {}).get("volcano.sh/job-version")]
+                for p in pods.get("items") or ()}
+            extra["recorder_pods"] = sorted((p.key, p.node, p.leaving) for p in self.recorder.pods.values() if p.key.startswith(key_prefix))
+            for name in nodes:
+                node = await self.kube.request("GET", f"/api/v1/nodes/{name}")
+                extra[name] = {"taints": [(t["key"], t["effect"]) for t in node["spec"].get("taints") or ()],
+                               "ready": [c["status"] for c in (node.get("status") or {}).get("conditions") or () if c["type"] == "Ready"]}
+        return {**extra,
             "unbound": sorted(p.key for p in self.recorder.pods.values() if p.key.startswith(key_prefix) and p.node is None),
             "jobs": {j["metadata"]["name"]: (j.get("status") or {}).get("state", {}).get("phase")
                      or [c.get("type") for c in (j.get("status") or {}).get("conditions") or ()] for j in jobs.get("items") or ()},

@@ -43,7 +43,10 @@ async def test_a_rank_whose_home_is_taken_leaves_its_siblings_homes_alone(binari
             await c.kube.request("DELETE", f"/api/v1/namespaces/{NS}/pods/llama-worker-0", body={"gracePeriodSeconds": 0})
         else:
             await c.fault(taken, True)  # the taint manager evicts rank 0; the gang restarts
-        await o.eventually(lambda: _all_rebound(c, first), timeout=90, what="the gang bound again")
+        try:
+            await o.eventually(lambda: _all_rebound(c, first), timeout=90, what="the gang bound again")
+        except TimeoutError as err:  # the cluster's own view, so that a miss says which part stalled
+            raise AssertionError(f"{err}: {await c.pending_state('llama/', nodes=(taken,))}") from err
         now = c.last_nodes("llama/")
         pod = await c.kube.request("GET", f"/api/v1/namespaces/{NS}/pods/llama-worker-0")
         why = {"decision": (pod["metadata"].get("annotations") or {}).get("homing.io/decision"),
