@@ -73,6 +73,18 @@ def log(text: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {text}", flush=True)
 
 
+async def unbound(c: TidalCluster, step: str) -> str:
+    """The step's end for the log: the training ranks still without a node, if any, with their
+    jobs' and PodGroups' phases as the scheduler's side has them (which part holds the gang back)."""
+    missing = c.end_step(step)
+    if not missing:
+        return ""
+    state = await c.pending_state("train-")
+    jobs = {j: state["jobs"].get(j) for j in missing}
+    groups = {g: v for g, v in state["podgroups"].items() if any(g == j or g.startswith(f"{j}-") for j in missing)}
+    return f"; not bound at the step's end: {missing} (jobs {jobs}, groups {groups})"
+
+
 async def day(c: TidalCluster, d: Day) -> None:
     """The scripted day. Sizes follow the cluster: 3/4 of it training, inference tides."""
     nodes = c.superpods * NODES_PER_SUPERPOD
@@ -86,7 +98,7 @@ async def day(c: TidalCluster, d: Day) -> None:
             await asyncio.sleep(d.start_gap_s)
     await c.inference("qwen", base, "serve:15g")
     await c.settle(quiet=4, at_least=8)
-    log(f"  dawn: {jobs} training jobs of {d.gang}, inference {base}")
+    log(f"  dawn: {jobs} training jobs of {d.gang}, inference {base}{await unbound(c, 'dawn')}")
     restarts = await c.count_restarts("dawn", {})
     # A night ends once every training rank is bound again: there is room for all of them then,
     # and kube-scheduler retries a waiting gang after quiet gaps longer than `quiet`.
@@ -98,7 +110,7 @@ async def day(c: TidalCluster, d: Day) -> None:
         await c.scale("qwen", replicas)
         await c.settle(quiet=4, at_least=6, until=night(step))
         restarts = await c.count_restarts(step, restarts)
-        log(f"  {step}: inference {replicas}")
+        log(f"  {step}: inference {replicas}{await unbound(c, step)}")
     hosting = [p.node for p in c.recorder.pods.values() if p.node and p.key.startswith("train-")]
     faulty = sorted(set(hosting))[:: max(1, len(set(hosting)) // 2)][:2]
     c.recorder.phase = "faults"
@@ -106,19 +118,19 @@ async def day(c: TidalCluster, d: Day) -> None:
         await c.fault(node, down=True)
     await c.settle(quiet=4, at_least=20)  # tainted at once, evicted 5 s later (the second node up to 10 s after: eviction rate), jobs restart
     restarts = await c.count_restarts("faults", restarts)
-    log(f"  faults: {faulty} NotReady")
+    log(f"  faults: {faulty} NotReady{await unbound(c, 'faults')}")
     c.recorder.phase = "recovery"
     for node in faulty:
         await c.fault(node, down=False)
     await c.settle(quiet=4, at_least=6)
     restarts = await c.count_restarts("recovery", restarts)
-    log("  faults recovered")
+    log(f"  faults recovered{await unbound(c, 'recovery')}")
     for step, replicas in (("next morning", base + nodes // 4), ("next night", base)):
         c.recorder.phase = step
         await c.scale("qwen", replicas)
         await c.settle(quiet=4, at_least=6, until=night(step))
         restarts = await c.count_restarts(step, restarts)
-        log(f"  {step}: inference {replicas}")
+        log(f"  {step}: inference {replicas}{await unbound(c, step)}")
 
 
 PREFERENCES = ("claimed-homes", "image-warm", "vacant-homes", "displace-few", "free-room", "deletion-marks")  # switchable
@@ -227,7 +239,7 @@ def medians(repeats: list[dict]) -> dict:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             values = [r[field] for r in repeats if r.get(field) is not None]
             out[field] = round(statistics.median(values), 4) if values else None
-    for field in ("misses", "by_phase", "pulls_by_phase", "restarts_by_phase"):  # counts: summed over the repeats
+    for field in ("misses", "by_phase", "pulls_by_phase", "restarts_by_phase", "unbound_by_phase", "resumed_by_phase"):  # counts: summed over the repeats
         out[field] = add_counts(r.get(field) or {} for r in repeats)
     out["repeats"] = repeats
     return out
@@ -384,21 +396,26 @@ def table(data: dict) -> str:
             lines += ["", "Per step (summed over the repeats): re-placements / home / feasible; why home was not "
                       "free; pulls (first placements, re-placements, and of those the cold ones — no node holding the image "
                       "could have taken the pod: as it bound – also counting the same cycle's binds; ? where the run did not "
-                      "count it); gang restarts", "",
-                      "| variant | step | re-placements | home | feasible | home not free because | pulls first / re (cold) | restarts |",
-                      "|---|---|---|---|---|---|---|---|"]
+                      "count it); gang restarts; training ranks with no node as the step ended (a gang not yet "
+                      "brought back: its re-placements count in no rate); restarts stuck in Volcano's job controller that "
+                      "the harness resumed (RestartJob command, not counted as restarts)", "",
+                      "| variant | step | re-placements | home | feasible | home not free because | pulls first / re (cold) | restarts | ranks not bound at the end | stuck restarts resumed |",
+                      "|---|---|---|---|---|---|---|---|---|---|"]
             for name, r in runs.items():
-                phases = set(r.get("by_phase") or {}) | set(r.get("pulls_by_phase") or {}) | set(r.get("restarts_by_phase") or {})
+                phases = set().union(*(r.get(f) or {} for f in ("by_phase", "pulls_by_phase", "restarts_by_phase", "unbound_by_phase",
+                                                                  "resumed_by_phase")))
                 for step in sorted(phases, key=lambda p: STEPS.index(p) if p in STEPS else 99):
                     row = (r.get("by_phase") or {}).get(step, {})
                     pulls = (r.get("pulls_by_phase") or {}).get(step, {})
                     restarts = sum(((r.get("restarts_by_phase") or {}).get(step) or {}).values())
+                    unbound, resumed = (", ".join(f"{job} {n}" for job, n in sorted(((r.get(f) or {}).get(step) or {}).items()))
+                                        for f in ("unbound_by_phase", "resumed_by_phase"))
                     why = ", ".join(f"{k.split(':', 1)[1]} {n}" for k, n in sorted(row.items()) if k.startswith("blocked:"))
                     cold = "–".join(str(pulls.get(label, 0)) if measured else "?" for label, measured in (
                         ("cold-at-bind", "cold_at_bind_replacement_pulls" in r), ("cold", "cold_replacement_pulls" in r)))
                     lines.append(f"| {name} | {step} | {row.get('replacements', 0)} | {row.get('home', 0)} | "
                                  f"{row.get('feasible', 0)} | {why} | {pulls.get('first', 0)} / {pulls.get('replacement', 0)} "
-                                 f"({cold}) | {restarts} |")
+                                 f"({cold}) | {restarts} | {unbound} | {resumed} |")
             lines.append("")
     return "\n".join(lines)
 

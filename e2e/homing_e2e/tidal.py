@@ -138,6 +138,10 @@ class Recorder:
     pull_records: list[PullRecord] = field(default_factory=list)  # every re-placement pull, told cold or not at the end
     pulls_by_phase: dict[str, dict[str, int]] = field(default_factory=dict)  # phase -> {"first": n, "replacement": n}
     restarts_by_phase: dict[str, dict[str, int]] = field(default_factory=dict)  # phase -> {job: gang restarts in it}
+    # phase -> {job: ranks with no bound pod as the step ended}: a gang the scheduler's side had not
+    # brought back by then (its re-placements, not made, count in no home rate)
+    unbound_by_phase: dict[str, dict[str, int]] = field(default_factory=dict)
+    resumed_by_phase: dict[str, dict[str, int]] = field(default_factory=dict)  # phase -> {job: stuck restarts the harness resumed}
     released: dict[str, float] = field(default_factory=dict)  # node -> when a pod last left it
     settle_time: float = 1.0  # two of Volcano's 0.5 s cycles: the scheduler has seen the room
     phase: str = "dawn"  # set by the day's script as it moves on
@@ -405,6 +409,8 @@ class Recorder:
             "by_phase": self.by_phase(),
             "pulls_by_phase": pulls_by_phase,  # with the step's cold re-placement pulls ("cold-at-bind", "cold")
             "restarts_by_phase": self.restarts_by_phase,
+            "unbound_by_phase": self.unbound_by_phase,
+            "resumed_by_phase": self.resumed_by_phase,
             "nodes_dropped": sum(1 for t in self.transitions if not t[3]),  # 2 in the scripted day (its faults); more is flapping
             "create_to_scheduled_p50_s": round(statistics.median(lat), 3) if lat else None,
             "create_to_scheduled_p99_s": round(lat[min(len(lat) - 1, int(0.99 * (len(lat) - 1) + 0.5))], 3) if lat else None,
@@ -488,6 +494,7 @@ class TidalCluster:
             asyncio.create_task(Reflector(kube, "pods", f"/api/v1/namespaces/{NS}/pods", self.recorder.pod_event, retry=0.5).run()),
             asyncio.create_task(Reflector(kube, "nodes", "/api/v1/nodes", self.recorder.node_event, retry=0.5).run()),
             asyncio.create_task(self._report_images()),
+            asyncio.create_task(self._resume_stuck()),
         ]
         await o.eventually(self._all_ready, timeout=60, what="all nodes Ready")
         await o.eventually(lambda: kube.request("GET", f"/api/v1/namespaces/{NS}/serviceaccounts/default"), what="default SA")
@@ -551,6 +558,21 @@ class TidalCluster:
                 except KubeError:
                     pass
 
+    async def _resume_stuck(self) -> None:
+        """The scheduler's side left a gang's restart stuck (tidal_schedulers.Volcano.resume_stuck):
+        resumed as an operator would, and counted by step, so the day goes on and says so."""
+        while True:
+            await asyncio.sleep(2.0)
+            try:
+                resumed = await self.scheduling.resume_stuck(self.kube, NS, time.monotonic())
+            except Exception as err:  # the API server busy or going away: the next round looks again
+                print(f"[harness] looking for stuck restarts failed: {err!r}"[:300], flush=True)
+                continue
+            for job in resumed:
+                counts = self.recorder.resumed_by_phase.setdefault(self.recorder.phase, {})
+                counts[job] = counts.get(job, 0) + 1
+                print(f"[harness] {job}: a restart stuck in Volcano's job controller resumed (RestartJob command)", flush=True)
+
     # -- the day's moves ---------------------------------------------------------------------
     async def training_job(self, name: str, replicas: int, image: str, sp_block: int | None = None) -> None:
         self.gang_sizes[name] = replicas
@@ -599,6 +621,14 @@ class TidalCluster:
             if (now - start >= at_least and now - max(self.recorder.last_change, start) >= quiet and not pending
                     and self.scheduling.step_over(self.live_ranks(), self.gang_sizes) and (until is None or until())):
                 return
+
+    def end_step(self, phase: str) -> dict[str, int]:
+        """Records (and returns) each training job's ranks with no bound pod as `phase` ends."""
+        bound = self.live_ranks(bound=True)
+        unbound = {job: n - len(bound.get(job, ())) for job, n in sorted(self.gang_sizes.items()) if len(bound.get(job, ())) < n}
+        if unbound:
+            self.recorder.unbound_by_phase[phase] = unbound
+        return unbound
 
     def all_training_bound(self) -> bool:
         """Every rank of every training job has a pod bound to a node."""

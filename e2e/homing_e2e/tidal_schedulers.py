@@ -21,6 +21,9 @@ TIDAL_MANIFESTS = E2E_DIR.parent / "manifests" / "tidal"
 QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
 RECLAIM_TIDES = ("reclaim", "gangreclaim")  # two queues: inference reclaims from training
 TRAINING_PRIORITY, INFERENCE_PRIORITY = "training-low", "inference-high"
+VOLCANO_JOB_LABEL = "volcano.sh/job-name"  # on every pod the Volcano job controller creates
+# A Volcano Job left in Restarting with no pod this long is stuck for good (Volcano.resume_stuck)
+STUCK_RESTART_S = 10.0
 
 
 def pod_spec(scheduler: str, priority: str, container: str, image: str) -> dict:
@@ -64,6 +67,8 @@ class Volcano:
 
     def __init__(self, variant: str, tide: str, args: tuple[str, ...] = ()) -> None:
         self.variant, self.tide, self.args = variant, tide, args
+        self.stuck_since: dict[str, float] = {}  # job -> when first seen stuck in Restarting (resume_stuck)
+        self.resumed: dict[str, int] = {}  # job -> RestartJob Commands the harness sent
 
     @property
     def two_queues(self) -> bool:
@@ -110,9 +115,48 @@ class Volcano:
         return True  # Volcano re-creates an evicted gang at once: nothing to wait for
 
     async def restarts_by_job(self, kube: Kube, ns: str, rank_losses: dict[str, list[float]]) -> dict[str, int]:
-        """Training jobs restarted whole: Volcano counts each RestartJob in status.retryCount."""
+        """Training jobs restarted whole: Volcano counts each RestartJob in status.retryCount,
+        the harness's own resuming ones (resume_stuck) too, which are taken off."""
         jobs = await kube.request("GET", self.jobs_path.format(ns=ns))
-        return {j["metadata"]["name"]: int((j.get("status") or {}).get("retryCount") or 0) for j in jobs.get("items") or ()}
+        return {(name := j["metadata"]["name"]): max(0, int((j.get("status") or {}).get("retryCount") or 0) - self.resumed.get(name, 0))
+                for j in jobs.get("items") or ()}  # max: a Command sent and not yet carried out
+
+    async def resume_stuck(self, kube: Kube, ns: str, now: float) -> list[str]:
+        """Volcano 1.15.1's job controller can leave a restarted gang in Restarting for good:
+        its PodGroup deleted, its pods gone, yet its status still counting pods terminating, and
+        no event left to recount them (seen on the gang-aware days and after a node fault).
+        The harness then does what a cluster's operator would: a RestartJob Command, which
+        recounts and brings the gang back. Returns the jobs resumed now (`now`: monotonic)."""
+        jobs = await kube.request("GET", self.jobs_path.format(ns=ns))
+        pods = await kube.request("GET", f"/api/v1/namespaces/{ns}/pods", query=[("labelSelector", VOLCANO_JOB_LABEL)])
+        with_pods = {(p["metadata"].get("labels") or {}).get(VOLCANO_JOB_LABEL) for p in pods.get("items") or ()}
+        resumed = []
+        for job in jobs.get("items") or ():
+            name, status = job["metadata"]["name"], job.get("status") or {}
+            if not stuck_restart(status, name in with_pods):
+                self.stuck_since.pop(name, None)
+                continue
+            if now - self.stuck_since.setdefault(name, now) >= STUCK_RESTART_S:
+                await kube.request("POST", f"/apis/bus.volcano.sh/v1alpha1/namespaces/{ns}/commands", body=restart_command(job))
+                self.resumed[name] = self.resumed.get(name, 0) + 1
+                self.stuck_since.pop(name)
+                resumed.append(name)
+        return resumed
+
+
+def stuck_restart(status: dict, has_pods: bool) -> bool:
+    """A Volcano Job waiting in Restarting for pods to go that are gone already."""
+    return (status.get("state") or {}).get("phase") == "Restarting" and not has_pods and int(status.get("terminating") or 0) > 0
+
+
+def restart_command(job: dict) -> dict:
+    """The bus Command that asks Volcano's job controller to restart `job` (as `vcctl` does)."""
+    meta = job["metadata"]
+    ref = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "name": meta["name"], "uid": meta["uid"]}
+    return {"apiVersion": "bus.volcano.sh/v1alpha1", "kind": "Command",
+            "metadata": {"generateName": f"{meta['name']}-resume-", "namespace": meta["namespace"],
+                         "ownerReferences": [{**ref, "controller": True}]},
+            "action": "RestartJob", "target": ref}
 
 
 class KubeSchedulerGangs:
@@ -152,6 +196,9 @@ class KubeSchedulerGangs:
 
     async def restarts_by_job(self, kube: Kube, ns: str, rank_losses: dict[str, list[float]]) -> dict[str, int]:
         return {job: kube_gangs.disruptions(times) for job, times in rank_losses.items()}  # kube-scheduler keeps no count
+
+    async def resume_stuck(self, kube: Kube, ns: str, now: float) -> list[str]:
+        return []  # the Job controller re-creates an evicted index after its back-off: nothing gets stuck that way
 
 
 def scheduling_for(variant: str, tide: str, args: tuple[str, ...] = ()) -> Volcano | KubeSchedulerGangs:
