@@ -1,14 +1,14 @@
-"""The webhook's side: decide from the in-memory index only (no API call), record the
-promise and the admitted count, and never raise: an internal error admits the pod
-unpatched (behaviour.md "Admission")."""
+"""The webhook's side: decide from the in-memory index only (no API call), leave what the
+admission leaves in it (engine/placement/admitted.py), and never raise: an internal error
+admits the pod unpatched (behaviour.md "Admission")."""
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
 
 from homing.config import Settings
+from homing.engine.placement.admitted import admitted, apply
 from homing.engine.placement.decide import Decision, decide
-from homing.engine.placement.displacement import pod_load
 from homing.engine.memory.index import MemoryIndex
 from homing.kube import logs, metrics
 from homing.kube.cluster import ClusterState
@@ -53,16 +53,7 @@ class Admitter:
     def _decide(self, pod: dict, dryrun: bool, now: float) -> Decision:
         c = self.cluster
         decision = decide(pod, self.index, c.workloads, c.snapshot, self.settings, now, c.podgroups, self.may_promise)
-        if decision.outcome == "skipped" or dryrun or not decision.owner_key:
-            return decision
-        mem = self.index.owner(decision.owner_key)
-        if mem is not None:
-            mem.stats.admitted += 1
-            self.index.dirty.add(decision.owner_key)
-        if decision.promise:
-            self.index.promised.make(decision.owner_key, decision.promise, now, self.settings.lifetimes.promise_seconds)
-        if decision.burst is not None:
-            self.index.bursts[decision.owner_key] = decision.burst  # the next replica of the burst agrees
-        # Until the watch shows it, the pod still takes room ahead of the next admissions.
-        self.index.waiting.admitted(pod_load(pod, decision.owner_key, tuple(self.settings.scope.resource_prefixes)), now)
+        left = None if dryrun else admitted(decision, pod, self.settings, now)  # a dry run leaves nothing
+        if left is not None:
+            apply(self.index, left)
         return decision
