@@ -150,7 +150,7 @@ def stuck_restart(status: dict, has_pods: bool) -> bool:
 
 
 def restart_command(job: dict) -> dict:
-    """The bus Command that asks Volcano's job controller to restart `job` (as `vcctl` does)."""
+    """The bus Command that asks Volcano's job controller to restart `job`."""
     meta = job["metadata"]
     ref = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "name": meta["name"], "uid": meta["uid"]}
     return {"apiVersion": "bus.volcano.sh/v1alpha1", "kind": "Command",
