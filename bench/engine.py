@@ -194,6 +194,11 @@ def bytes_per_rank(ranks_total: int, nodes: int, rng: random.Random) -> float:
     return (after - before) / ranks_total
 
 
+def spread(name: str, samples: list[float]) -> dict[str, float]:
+    """A timing's median and 99th percentile, in milliseconds, under the results' key names."""
+    return {f"{name}_p50_ms": round(statistics.median(samples), 4), f"{name}_p99_ms": round(percentile(samples, 99), 4)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--decisions", type=int, default=5000)
@@ -224,24 +229,16 @@ def main() -> None:
     some_free = time_displacement(args.nodes, 64, args.decisions // 5, settings, rng, churn=False)
 
     result = {
-        "decision_p50_ms": round(statistics.median(steady), 4),
-        "decision_p99_ms": round(percentile(steady, 99), 4),
+        **spread("decision", steady),
         "decision_cold_ms": round(cold_ms, 4),
-        "decision_churn_p50_ms": round(statistics.median(churn), 4),
-        "decision_churn_p99_ms": round(percentile(churn, 99), 4),
-        "decision_dense_p50_ms": round(statistics.median(dense), 4),
-        "decision_dense_p99_ms": round(percentile(dense, 99), 4),
-        "decision_dense_churn_p50_ms": round(statistics.median(dense_churn), 4),
-        "decision_dense_churn_p99_ms": round(percentile(dense_churn, 99), 4),
+        **spread("decision_churn", churn),
+        **spread("decision_dense", dense),
+        **spread("decision_dense_churn", dense_churn),
         "bytes_per_rank": round(per_rank, 1),
-        "superpod_decision_p50_ms": round(statistics.median(superpod), 4),
-        "superpod_decision_p99_ms": round(percentile(superpod, 99), 4),
-        "displacement_full_p50_ms": round(statistics.median(full), 4),
-        "displacement_full_p99_ms": round(percentile(full, 99), 4),
-        "displacement_full_churn_p50_ms": round(statistics.median(full_churn), 4),
-        "displacement_full_churn_p99_ms": round(percentile(full_churn, 99), 4),
-        "displacement_free64_p50_ms": round(statistics.median(some_free), 4),
-        "displacement_free64_p99_ms": round(percentile(some_free, 99), 4),
+        **spread("superpod_decision", superpod),
+        **spread("displacement_full", full),
+        **spread("displacement_full_churn", full_churn),
+        **spread("displacement_free64", some_free),
         "engine_setup": {
             "ranks": args.ranks,
             "nodes": args.nodes,

@@ -4,7 +4,7 @@ event loop for (a) the HyperNode listing at start-up, (b) one node label change 
 HyperNodes in three tiers over 4,000 nodes. Leaves take their nodes by label selector,
 regex or exact names in turn; spines and cores take HyperNodes by exact names or regex.
 
-"before" is the code of BEFORE_REV, read from git: every HyperNode event and every node
+"before" is the code just before BEFORE_CHANGE, read from git: every HyperNode event and every node
 label change rebuilt every node's path from scratch (hypernode_topology over all
 HyperNodes x all nodes). Its one-by-one listing is estimated from sampled rebuilds
 (one rebuild per event), or measured with --full-before N on fabrics of at most N
@@ -32,7 +32,9 @@ from homing.engine.cluster.topology.sources import TopologySources
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "topology.json"
-BEFORE_REV = "3ac930b"  # the last commit with the full-rebuild TopologySources
+# The code before is the parent of the commit that made the topology incremental, found by its
+# subject (a history rewritten keeps subjects, not hashes).
+BEFORE_CHANGE = "HyperNode topology kept up to date incrementally"
 LEAF = "net.example.com/leaf"
 ZONE = "net.example.com/zone"
 HOSTNAME = "kubernetes.io/hostname"
@@ -108,10 +110,20 @@ def leaf_taking(leaf_index: int) -> dict:
 
 # -- the code before ------------------------------------------------------------------------------
 
+def before_rev() -> str:
+    found = subprocess.run(["git", "log", "--format=%h", "-1", "--fixed-strings", f"--grep={BEFORE_CHANGE}"], cwd=ROOT,
+                           check=True, capture_output=True, text=True).stdout.strip()
+    if not found:
+        raise SystemExit(f"no commit named {BEFORE_CHANGE!r} in this clone's history")
+    return f"{found}~1"
+
+
 def before_sources_class() -> type:
-    """TopologySources as of BEFORE_REV, with that revision's hypernode_topology."""
+    """TopologySources as before BEFORE_CHANGE, with that revision's hypernode_topology."""
+    rev = before_rev()
+
     def source(path: str) -> str:
-        return subprocess.run(["git", "show", f"{BEFORE_REV}:{path}"], cwd=ROOT, check=True,
+        return subprocess.run(["git", "show", f"{rev}:{path}"], cwd=ROOT, check=True,
                               capture_output=True, text=True).stdout
 
     hypernodes = types.ModuleType("homing_before_hypernodes")
@@ -229,7 +241,7 @@ def main() -> None:
     print(table(results))
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps({
-        "before_rev": BEFORE_REV,
+        "before_rev": before_rev(),
         "runs": args.runs,
         "python": platform.python_version(),
         "machine": platform.machine(),

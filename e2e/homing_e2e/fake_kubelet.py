@@ -2,10 +2,10 @@
 terminating pod goes away. Nodes stay as the test sets them (no heartbeats)."""
 from __future__ import annotations
 
-import asyncio
 import datetime
 
 from homing.kube.client import MERGE_PATCH, Kube, KubeError
+from homing_e2e.rounds import Rounds
 
 FAKE_NODE_LABEL = "homing.io/e2e-fake-node"
 
@@ -41,11 +41,10 @@ def running_status(pod: dict) -> dict:
     }
 
 
-class FakeKubelet:
+class FakeKubelet(Rounds):
     def __init__(self, kube: Kube, period: float = 0.25) -> None:
         self.kube = kube
         self.period = period
-        self._task: asyncio.Task | None = None
 
     async def _fake_nodes(self) -> set[str]:
         nodes = await self.kube.list_all("/api/v1/nodes")
@@ -66,18 +65,3 @@ class FakeKubelet:
             except KubeError as err:
                 if err.status not in (404, 409):
                     raise
-
-    async def _run(self) -> None:
-        while True:
-            try:
-                await self.step()
-            except Exception:
-                pass  # the next round tries again
-            await asyncio.sleep(self.period)
-
-    def start(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._run())
-
-    async def stop(self) -> None:
-        if self._task:
-            self._task.cancel()

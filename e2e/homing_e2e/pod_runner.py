@@ -13,6 +13,7 @@ from homing.kube.client import MERGE_PATCH, Kube, KubeError
 STRATEGIC = "application/strategic-merge-patch+json"
 from homing_e2e.operator_process import OperatorProcess
 from homing_e2e.replicaset import OperatorReplicas
+from homing_e2e.rounds import Rounds
 
 
 def _ready_status() -> dict:
@@ -21,28 +22,15 @@ def _ready_status() -> dict:
     return {"status": {"phase": "Running", "conditions": conditions, "startTime": now}}
 
 
-class PodRunner:
+class PodRunner(Rounds):
+    period = 0.2
+    retried = (KubeError,)
+
     def __init__(self, kube: Kube, replicas: OperatorReplicas, namespace: str, selector: str, node: str) -> None:
         self.kube, self.replicas, self.namespace, self.selector, self.node = kube, replicas, namespace, selector, node
         self.running: dict[str, OperatorProcess] = {}  # pod name -> its process
         self.busy: set[str] = set()
         self.started: list[str] = []
-        self._task: asyncio.Task | None = None
-
-    def start(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._run())
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-
-    async def _run(self) -> None:
-        while True:
-            try:
-                await self.step()
-            except KubeError:
-                pass  # the next round tries again
-            await asyncio.sleep(0.2)
 
     async def step(self) -> None:
         path = f"/api/v1/namespaces/{self.namespace}/pods"
