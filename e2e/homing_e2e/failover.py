@@ -82,7 +82,8 @@ def pod_body(name: str, owner: dict, app: str) -> dict:
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": name, "labels": {APP_LABEL: app}, "ownerReferences": [owner]},
-        "spec": {"containers": [o.container()], "automountServiceAccountToken": False, "terminationGracePeriodSeconds": 0},
+        "spec": o.bound_by_the_test({"containers": [o.container()], "automountServiceAccountToken": False,
+                                     "terminationGracePeriodSeconds": 0}),
     }
 
 

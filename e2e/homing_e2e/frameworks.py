@@ -2,7 +2,8 @@
 against the local control plane. Their CRDs and webhook configurations are read at run time
 from the Go module cache, never copied. Both need their webhooks (LWS's pod webhook writes
 the group and worker index labels; JobSet's defaults its objects): each serves them with a
-certificate from the harness (its own CA), on 127.0.0.1, registered by URL instead of a
+certificate from the harness (its own CA), on this host where the API server reaches it
+(operator_process.webhook_host: loopback, or kind's gateway), registered by URL instead of a
 Service, and only for namespaces labelled FRAMEWORK_LABEL so that their fail-closed pod
 webhooks never touch another test's pods."""
 from __future__ import annotations
@@ -21,6 +22,7 @@ from homing.kube.client import Kube, KubeError
 from homing_e2e import objects
 from homing_e2e.cluster import BIN_DIR, E2E_DIR, free_port
 from homing_e2e.modules import module_dir
+from homing_e2e.operator_process import webhook_host
 from homing_e2e.pki import serving_pair
 
 FRAMEWORK_LABEL = "e2e.homing.io/frameworks"
@@ -45,6 +47,7 @@ class Framework:
     config_api: str  # its Configuration's apiVersion
     kustomization: str = "config/default/kustomization.yaml"  # its install's namePrefix
     port: int = field(default_factory=free_port)
+    host: str = "127.0.0.1"  # where its webhook listens and the API server calls it (start sets it)
     proc: subprocess.Popen | None = None
     ca: bytes = b""  # the CA of its serving certificate (PEM)
     log: Path = Path("/dev/null")
@@ -60,12 +63,13 @@ class Framework:
     def start(self, kubeconfig: Path, workdir: Path) -> None:
         """The manager with no leader election, no cert rotation of its own, no metrics."""
         workdir.mkdir(parents=True, exist_ok=True)
-        self.ca = serving_pair(workdir / "certs", self.name)
+        self.host = webhook_host()  # where the API server reaches it
+        self.ca = serving_pair(workdir / "certs", self.name, sans=tuple(dict.fromkeys((self.host, "127.0.0.1", "localhost"))))
         config = {
             "apiVersion": self.config_api, "kind": "Configuration",
             "leaderElection": {"leaderElect": False},
             "internalCertManagement": {"enable": False},
-            "webhook": {"port": self.port, "host": "127.0.0.1", "certDir": str(workdir / "certs")},
+            "webhook": {"port": self.port, "host": self.host, "certDir": str(workdir / "certs")},
             "metrics": {"bindAddress": "0"},
             "health": {"healthProbeBindAddress": f"127.0.0.1:{free_port()}"},
         }
@@ -82,7 +86,7 @@ class Framework:
                 raise RuntimeError(f"{self.name} exited: {self.log.read_text()[-3000:]}")
             with socket.socket() as s:
                 s.settimeout(0.5)
-                return s.connect_ex(("127.0.0.1", self.port)) == 0
+                return s.connect_ex((self.host, self.port)) == 0
 
         await objects.eventually(listening, timeout=timeout, what=f"{self.name} webhook server")
 
@@ -99,7 +103,7 @@ class Framework:
             doc["metadata"] = {"name": f"{prefix}{doc['metadata']['name']}"}
             for hook in doc["webhooks"]:
                 path = hook["clientConfig"]["service"]["path"]
-                hook["clientConfig"] = {"url": f"https://127.0.0.1:{self.port}{path}", "caBundle": ca}
+                hook["clientConfig"] = {"url": f"https://{self.host}:{self.port}{path}", "caBundle": ca}
                 hook["namespaceSelector"] = {"matchLabels": {FRAMEWORK_LABEL: "true"}}
             name = doc["metadata"]["name"]
             try:

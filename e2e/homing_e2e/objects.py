@@ -110,6 +110,15 @@ async def owner_stand_in(kube: Kube, ns: str, name: str) -> dict:
     return {"apiVersion": "v1", "kind": "ConfigMap", "name": name, "uid": cm["metadata"]["uid"], "controller": True}
 
 
+def bound_by_the_test(spec: dict) -> dict:
+    """A pod spec (or a controller's template's) whose pods the test binds itself. Another
+    cluster has a kube-scheduler that would bind them first (HTTP 409 on the test's binding);
+    no scheduler serves this name. The harness's own control plane has none: unchanged there."""
+    if os.environ.get("HOMING_E2E_KUBECONFIG"):
+        spec["schedulerName"] = "homing-e2e-bound-by-the-test"
+    return spec
+
+
 def container(npus: int = 1, resource: str = NPU) -> dict:
     requests = {resource: str(npus)} if npus else {}
     return {"name": "main", "image": "registry.invalid/train:15g", "resources": {"requests": requests, "limits": requests}}
@@ -135,11 +144,7 @@ async def pod(
         body["metadata"]["ownerReferences"] = [owner]
     if affinity:
         body["spec"]["affinity"] = affinity
-    if os.environ.get("HOMING_E2E_KUBECONFIG"):
-        # Another cluster has a kube-scheduler that would bind the pod before the test does
-        # (HTTP 409 on the test's binding); no scheduler serves this name. The harness's own
-        # control plane has none, so there the pod stays as it was.
-        body["spec"]["schedulerName"] = "homing-e2e-bound-by-the-test"
+    bound_by_the_test(body["spec"])
     return await kube.request("POST", f"/api/v1/namespaces/{ns}/pods", body=body)
 
 

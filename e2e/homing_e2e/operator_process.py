@@ -38,6 +38,12 @@ def scrape(port: int) -> str:
         return ""
 
 
+def webhook_host() -> str:
+    """Where the API server reaches a webhook served on this host: loopback for the harness's
+    own control plane, HOMING_E2E_WEBHOOK_HOST for another cluster's (kind's network gateway)."""
+    return os.environ.get("HOMING_E2E_WEBHOOK_HOST", "127.0.0.1")
+
+
 class OperatorProcess:
     def __init__(self, kubeconfig: Path, workdir: Path, webhook_host: str = "127.0.0.1", env: dict | None = None) -> None:
         self.kubeconfig = kubeconfig

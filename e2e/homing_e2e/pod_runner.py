@@ -11,6 +11,7 @@ import datetime
 from homing.kube.client import MERGE_PATCH, Kube, KubeError
 
 STRATEGIC = "application/strategic-merge-patch+json"
+from homing_e2e import objects as o
 from homing_e2e.operator_process import OperatorProcess
 from homing_e2e.replicaset import OperatorReplicas
 from homing_e2e.rounds import Rounds
@@ -90,11 +91,11 @@ def deployment(image: str) -> dict:
             "selector": {"matchLabels": LABELS},
             "template": {
                 "metadata": {"labels": LABELS},
-                "spec": {
+                "spec": o.bound_by_the_test({
                     "containers": [{"name": "homing", "image": image}],
                     "automountServiceAccountToken": False,
                     "terminationGracePeriodSeconds": 30,
-                },
+                }),
             },
         },
     }

@@ -7,16 +7,16 @@ import time
 import urllib.request
 from pathlib import Path
 
-from homing_e2e.operator_process import OperatorProcess
+from homing_e2e.operator_process import OperatorProcess, webhook_host
 from homing_e2e.tcpproxy import Backend, TcpProxy
 
 
 class OperatorReplicas:
     def __init__(self, kubeconfig: Path, workdir: Path, system_namespace: str, env: dict[str, str]) -> None:
         self.kubeconfig, self.workdir = kubeconfig, workdir
-        self.proxy = TcpProxy().start()
+        self.proxy = TcpProxy(host=webhook_host()).start()
         self.env = {
-            "HOMING_WEBHOOK__URL": f"https://127.0.0.1:{self.proxy.port}",
+            "HOMING_WEBHOOK__URL": f"https://{self.proxy.host}:{self.proxy.port}",
             "HOMING_WEBHOOK__SERVICE_NAMESPACE": system_namespace,
             "HOMING_WEBHOOK__TLS_SECRET": "homing-webhook-tls",
             **env,

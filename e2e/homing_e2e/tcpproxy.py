@@ -27,8 +27,8 @@ class Backend:
 
 
 class TcpProxy:
-    def __init__(self, probe_every: float = 0.2, lag_s: float = 0.0) -> None:
-        self.port = free_port()
+    def __init__(self, probe_every: float = 0.2, lag_s: float = 0.0, host: str = "127.0.0.1") -> None:
+        self.host, self.port = host, free_port()
         self.lag_s = lag_s
         self.backends: list[Backend] = []
         self.probe_every = probe_every
@@ -63,7 +63,7 @@ class TcpProxy:
 
     # -- the proxy ------------------------------------------------------------------------
     async def _start(self) -> None:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", self.port)
+        self._server = await asyncio.start_server(self._serve, self.host, self.port)
         self._loop.create_task(self._probe_forever())
 
     async def _probe_forever(self) -> None:

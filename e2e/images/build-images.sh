@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The homing image, built from the repository's Dockerfile on local bases (no registry is
-# reachable): the Debian base, a Python base from it, then homing:<hash of its inputs>.
+# The homing image, built from the repository's Dockerfile: on the Dockerfile's own Python base
+# where a registry answers, else on local bases (the Debian base, a Python base from it);
+# tagged homing:<hash of its inputs and its base>.
 # An image whose inputs did not change is reused. Prints the homing image's name.
 set -euo pipefail
 e2e=$(cd "$(dirname "$0")/.." && pwd)
@@ -8,21 +9,26 @@ repo=$(cd "$e2e/.." && pwd)
 source "$e2e/images/lib.sh"
 export DOCKER_BUILDKIT=0   # Debian's docker.io has no buildx; the classic builder suffices
 
-bash "$e2e/images/build-base.sh"
-debian=homing-local/debian:bookworm
-
-# Its tag also hashes the Debian base's id: a remade base makes a new Python base.
-python=homing-local/python:3.11-bookworm-$( { content_hash e2e/images/python.Dockerfile
-  docker image inspect -f '{{.Id}}' $debian; } | sha256sum | cut -c1-12)
-if ! have_image "$python"; then
-  nice -n 15 docker build -q -t "$python" --build-arg DEBIAN=$debian \
-    -f "$e2e/images/python.Dockerfile" "$e2e/images" >/dev/null
+# The Dockerfile's own base where a registry answers (lib.sh, HOMING_IMAGES), as a user builds it.
+upstream=$(awk -F= '/^ARG PYTHON_VERSION=/ {v=$2} /^ARG BASE_VARIANT=/ {b=$2} END {print "python:" v "-" b}' "$repo/Dockerfile")
+if pulled "$upstream"; then
+  python=$upstream
+else
+  bash "$e2e/images/build-base.sh"
+  debian=homing-local/debian:bookworm
+  # Its tag also hashes the Debian base's id: a remade base makes a new Python base.
+  python=homing-local/python:3.11-bookworm-$( { content_hash e2e/images/python.Dockerfile
+    docker image inspect -f '{{.Id}}' $debian; } | sha256sum | cut -c1-12)
+  if ! have_image "$python"; then
+    nice -n 15 docker build -q -t "$python" --build-arg DEBIAN=$debian \
+      -f "$e2e/images/python.Dockerfile" "$e2e/images" >/dev/null
+  fi
 fi
 
 # The build context is exactly the hashed inputs, sent as a tar: nothing else (.venv, caches)
 # is uploaded, and the tag names what was built.
 inputs=(Dockerfile requirements.lock pyproject.toml README.md operator/homing)
-homing=homing:$(content_hash "${inputs[@]}")
+homing=homing:$( { content_hash "${inputs[@]}"; docker image inspect -f '{{.Id}}' "$python"; } | sha256sum | cut -c1-12)
 if have_image "$homing"; then echo "$homing: present" >&2
 else
   (cd "$repo" && tar -c --exclude=__pycache__ "${inputs[@]}") \

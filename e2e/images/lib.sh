@@ -23,3 +23,21 @@ quiet_build() {
   if ! docker build -q "$@" >/dev/null 2>"$err"; then cat "$err" >&2; rm -f "$err"; return 1; fi
   rm -f "$err"
 }
+
+# HOMING_IMAGES says where an image that has an upstream name comes from: `auto` (the default)
+# pulls it when a registry answers and builds it here when none does (these machines reach no
+# image registry); `build` never pulls; `pull` fails unless the pull works.
+# pulled IMAGE: true when IMAGE is here (present or just pulled), false when it is to be built.
+pulled() {
+  local mode=${HOMING_IMAGES:-auto} err
+  case $mode in
+    build) return 1 ;;
+    auto|pull) ;;
+    *) echo "HOMING_IMAGES=$mode: use auto, build or pull" >&2; exit 2 ;;
+  esac
+  have_image "$1" && return 0
+  err=$(timeout "${HOMING_PULL_SECONDS:-900}" docker pull -q "$1" 2>&1 >/dev/null) && return 0
+  [[ $mode == pull ]] && { echo "HOMING_IMAGES=pull: docker pull $1 failed: ${err##*$'\n'}" >&2; exit 1; }
+  echo "$1 could not be pulled (${err##*$'\n'}): built here instead" >&2
+  return 1
+}

@@ -18,9 +18,12 @@ for p in $v $c; do
   flags+=" -X $p.gitVersion=$version -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean"
 done
 export GOBUILD_LDFLAGS=$flags
-for name in kubelet kubeadm kube-proxy kubectl kube-apiserver kube-controller-manager kube-scheduler; do
+programs=(kubelet kubeadm kube-proxy kubectl kube-apiserver kube-controller-manager kube-scheduler)
+[[ ${1:-} == kubectl ]] && programs=(kubectl)
+for name in "${programs[@]}"; do
   gobuild "$name" kind/k8s "k8s.io/kubernetes/cmd/$name" "$flags"
 done
+[[ ${1:-} == kubectl ]] && exit 0
 echo "$version" > "$bin/.version"
 
 # crictl and CoreDNS are not packaged in bookworm: built from their modules at a pinned

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# The kind node image from local parts: a base from Debian's packages (node/Dockerfile), the
+# The kind node image: kind's own where a registry answers, else from local parts: a base from
+# Debian's packages (node/Dockerfile), the
 # Kubernetes programs of build-k8s.sh, and every image kubeadm starts preloaded into the
 # node's containerd. `kind build node-image` cannot do this here: it pulls etcd, CoreDNS,
 # pause and its CNI and storage images from registries. Reused while its inputs are the same.
 # The images carry a local repository name (IMAGE_REPOSITORY): the repository names no
 # registry's host, and kubeadm (imageRepository) and containerd (sandbox_image) ask for them
-# under it. Writes e2e/.kind/node.env (NODE_IMAGE, IMAGE_REPOSITORY, ETCD_TAG) for kind-up.sh.
+# under it. Writes e2e/.kind/node.env (NODE_IMAGE, NODE_SOURCE, IMAGE_REPOSITORY, ETCD_TAG) for kind-up.sh.
 set -euo pipefail
 # nice: the machine's cores are shared with benchmarks (the Go builds inherit it).
 [[ -n ${HOMING_NICED:-} ]] || exec env HOMING_NICED=1 nice -n 15 bash "$0" "$@"
@@ -18,6 +19,18 @@ debian=homing-local/debian:bookworm
 r=homing.local/k8s   # kubeadm's imageRepository; node/files/etc/containerd/config.toml names its pause
 grep -q "sandbox_image = \"$r/pause:3.10.1\"" "$e2e/kind/node/files/etc/containerd/config.toml" \
   || { echo "containerd's sandbox_image is not $r/pause:3.10.1" >&2; exit 1; }
+
+# Where a registry answers (lib.sh, HOMING_IMAGES): kind's own default node image for the
+# pinned kind, read from its module, as `kind create cluster` takes it (kind-up.sh then keeps
+# kind's own CNI and image names).
+bash "$e2e/kind/build-kind.sh"
+defaults=$(go env GOMODCACHE)/$(cat "$bin/.kind.pkg")/pkg/apis/config/defaults/image.go
+upstream=$(sed -n 's/^const Image = "\(.*\)"$/\1/p' "$defaults" 2>/dev/null || true)
+if [[ -n $upstream ]] && pulled "$upstream"; then
+  bash "$e2e/kind/build-k8s.sh" kubectl
+  printf 'NODE_IMAGE=%s\nNODE_SOURCE=upstream\n' "$upstream" >"$e2e/.kind/node.env"
+  echo "$upstream: kind's own node image" >&2; echo "$upstream"; exit 0
+fi
 
 bash "$e2e/images/build-base.sh"
 bash "$e2e/kind/build-k8s.sh"
@@ -35,7 +48,7 @@ hash=$( { content_hash e2e/kind/node e2e/kind/images.Dockerfile e2e/kind/build-n
              kube-scheduler kube-proxy etcd coredns pause crictl)
           docker image inspect -f '{{.Id}}' $debian; } | sha256sum | cut -c1-12)
 node=homing-local/kind-node:$version-$hash
-write_env() { printf 'NODE_IMAGE=%s\nIMAGE_REPOSITORY=%s\nETCD_TAG=%s\n' "$node" "$r" "$etcd_tag" >"$e2e/.kind/node.env"; }
+write_env() { printf 'NODE_IMAGE=%s\nNODE_SOURCE=local\nIMAGE_REPOSITORY=%s\nETCD_TAG=%s\n' "$node" "$r" "$etcd_tag" >"$e2e/.kind/node.env"; }
 if have_image "$node"; then echo "$node: present" >&2; write_env; echo "$node"; exit 0; fi
 
 # image NAME STAGE BIN: one program on the Debian base (images.Dockerfile), the build context

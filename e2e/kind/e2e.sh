@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
 # The integration tests against the kind cluster through its kubeconfig (make kind-e2e; the
-# tests to run are the arguments). The operator runs on this host; kind's nodes reach its
+# tests to run are the arguments): make kind-up's cluster, or with KIND_CLUSTER=<name> a kind
+# cluster of the user's own. The operator runs on this host; kind's nodes reach its
 # webhook at the kind network's gateway. Node objects that are not kind's (the fake nodes the
 # tests make) are deleted first and again at the end, so every run, and whatever runs on the
 # cluster next (make kind-install, kind-tidal), starts from the same cluster.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 name=${KIND_CLUSTER:-homing}
+kind=$root/e2e/.kind/bin/kind
+[[ -x $kind ]] || bash "$root/e2e/kind/build-kind.sh"
 kubeconfig=$root/e2e/.kind/kubeconfig
+if [[ $name != homing ]]; then   # a kind cluster of the user's own (make kind-e2e KIND_CLUSTER=<name>)
+  kubeconfig=$root/e2e/.kind/kubeconfig-$name
+  "$kind" get kubeconfig --name "$name" >"$kubeconfig"
+fi
 kubectl=(kubectl_bin --kubeconfig "$kubeconfig")
 kubectl_bin() { "$root/e2e/.bin/kubectl" "$@"; }
 
@@ -18,7 +25,7 @@ if "${kubectl[@]}" get validatingwebhookconfiguration,mutatingwebhookconfigurati
        "kubectl delete -k e2e/.kind/install, or run make kind-e2e before make kind-install" >&2
   exit 1
 fi
-mapfile -t kind_nodes < <("$root/e2e/.kind/bin/kind" get nodes --name "$name")
+mapfile -t kind_nodes < <("$kind" get nodes --name "$name")
 fake_nodes() {
   local stale
   mapfile -t stale < <("${kubectl[@]}" get nodes -o name | grep -vxF -f <(printf 'node/%s\n' "${kind_nodes[@]}") || true)

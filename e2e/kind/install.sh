@@ -5,8 +5,8 @@
 # the same image (either one replaces the other: both own the same objects). Then checks what an install must give: both replicas Ready
 # (kubelet probes), Pod Security "restricted" enforced on homing-system, the webhook
 # configuration carrying the operator's CA, a decision on an accelerator pod, a deleted
-# StatefulSet rank coming back to its node, and no admission lost during a rolling restart of
-# homing and the drain of a node under one replica. Idempotent. KUBECONFIG=e2e/.kind/kubeconfig.
+# StatefulSet rank coming back to its node, and no admission and no memory lost during a rolling
+# restart of homing and the drain of a node under one replica. Idempotent. KUBECONFIG=e2e/.kind/kubeconfig.
 set -euo pipefail
 e2e=$(cd "$(dirname "$0")/.." && pwd)
 how=${1:-kustomize}
@@ -127,6 +127,10 @@ say "ranks-1 came back to its home $node"
 # asked for the whole time (server-side dry runs: the webhook answers them as it answers a
 # creation) each carry homing's decision. failurePolicy Ignore would let them in without one
 # if no replica answered, which is what this would catch.
+# ranks-1 leaves before the rollover (scale to 1): the replicas that come next never see it
+# live, so only PlacementMemory can send it home when the StatefulSet scales back.
+"$k" -n $demo scale statefulset/ranks --replicas=1 >/dev/null
+"$k" -n $demo wait --for=delete pod/ranks-1 --timeout=120s >/dev/null || fail "ranks-1 did not go at scale-in"
 victim=$("$k" -n $ns get pods -l app.kubernetes.io/name=homing -o jsonpath='{.items[0].spec.nodeName}')
 "$k" -n $ns rollout restart deployment/homing >/dev/null
 "$k" drain "$victim" --ignore-daemonsets --delete-emptydir-data --timeout=180s >/dev/null 2>&1 &
@@ -136,10 +140,10 @@ drained=$!
 "$k" -n $demo create configmap probe-owner --dry-run=client -o yaml | "$k" apply -f - >/dev/null
 owner=$("$k" -n $demo get configmap probe-owner -o jsonpath='{.metadata.uid}')
 overrides='{"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"probe-owner","uid":"'"$owner"'","controller":true}]},'
-overrides+='"spec":{"containers":[{"name":"p","image":"homing.local/k8s/pause:3.10.1","resources":{"limits":{"'"$resource"'":"1"}}}]}}'
+overrides+='"spec":{"containers":[{"name":"p","image":"homing:local","resources":{"limits":{"'"$resource"'":"1"}}}]}}'
 asked=0 lost=0
 for i in $(seq 400); do
-  got=$("$k" -n $demo run "probe-$i" --image=homing.local/k8s/pause:3.10.1 --restart=Never --dry-run=server \
+  got=$("$k" -n $demo run "probe-$i" --image=homing:local --restart=Never --dry-run=server \
         --overrides="$overrides" -o jsonpath='{.metadata.annotations.homing\.io/decision}' 2>/dev/null || echo "")
   asked=$((asked + 1))
   [[ -n $got ]] || lost=$((lost + 1))
@@ -151,4 +155,14 @@ wait $drained || fail "kubectl drain $victim did not finish"
 "$k" -n $ns rollout status deployment/homing --timeout=120s >/dev/null || fail "the rolling restart did not finish"
 ((lost == 0)) || fail "$lost of $asked pods asked for during the rollout and the drain had no decision"
 say "rolling restart and drain of $victim: $asked pods asked for meanwhile, every one answered by homing"
+
+# No memory lost either: both replicas started after ranks-1 went, and it comes back home.
+"$k" -n $demo scale statefulset/ranks --replicas=2 >/dev/null
+"$k" -n $demo wait --for=condition=Ready pod/ranks-1 --timeout=120s >/dev/null || fail "ranks-1 did not come back after the rollover"
+back=$("$k" -n $demo get pod ranks-1 -o jsonpath='{.spec.nodeName}')
+decision=$("$k" -n $demo get pod ranks-1 -o jsonpath='{.metadata.annotations.homing\.io/decision}')
+say "ranks-1 after the rollover: $decision"
+[[ $decision == *'"reason":"home"'* || $decision == *'"reason": "home"'* ]] || fail "ranks-1's decision after the rollover is not home: $decision"
+[[ $back == "$node" ]] || fail "ranks-1 was on $node, came back on $back after the rollover"
+say "ranks-1 went home to $node after the rollover: the memory came through PlacementMemory"
 echo "homing $image installed ($how) on kind cluster $name: export KUBECONFIG=$KUBECONFIG"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Volcano on the kind cluster from its own manifest (installer/volcano-development.yaml, read
-# from the module cache at the version e2e/volcano pins), with images built here: its three
-# programs from e2e/build-volcano.sh on the Debian base (volcano/Dockerfile), loaded into the
-# nodes; the manifest's image names are swapped for them, nothing else. Then the scheduler
+# from the module cache at the version e2e/volcano pins), with its own images where a registry
+# answers, else with images built here: its three programs from e2e/build-volcano.sh on the
+# Debian base (volcano/Dockerfile), whose names replace the manifest's, nothing else; loaded
+# into the nodes either way. Then the scheduler
 # configuration a user applies for the tidal day (manifests/tidal/preempt's ConfigMap, with the
 # scheduler restarted when it changed), and a check that all three run and the webhook answers (a Job it rejects).
 # Idempotent. Needs kind-up.sh's cluster. KUBECONFIG=e2e/.kind/kubeconfig.
@@ -26,29 +27,42 @@ src=$(cd "$e2e/volcano" && go list -m -f '{{.Dir}}' volcano.sh/volcano)
 manifest=$src/installer/volcano-development.yaml
 secret_script=$src/installer/dockerfile/webhook-manager/gen-admission-secret.sh
 
-# One image per program, tagged by what it is made of.
+# The manifest's own images where a registry answers (lib.sh, HOMING_IMAGES), loaded on every
+# node; else one image per program built here, tagged by what it is made of, in their place.
 ctx=$(mktemp -d "${TMPDIR:-/tmp}/homing-volcano.XXXXXX")
 trap 'rm -rf "$ctx"' EXIT
-cp "$e2e/kind/volcano/Dockerfile" "$bin/vc-scheduler" "$bin/vc-controller-manager" "$bin/vc-webhook-manager" \
-   "$e2e/.kind/bin/kubectl" "$secret_script" "$ctx/"
-hash=$( { (cd "$ctx" && sha256sum ./*); docker image inspect -f '{{.Id}}' homing-local/debian:bookworm; } | sha256sum | cut -c1-12)
-declare -A images
+declare -A images upstream
 for program in vc-scheduler vc-controller-manager vc-webhook-manager; do
-  images[$program]=homing-local/$program:$version-$hash
-  if ! have_image "${images[$program]}"; then
-    tar -c -C "$ctx" . | quiet_build --target "$program" --build-arg BIN="$program" -t "${images[$program]}" -
-    say "built ${images[$program]}"
-  fi
+  upstream[$program]=$(grep -o "image: *[^ ]*/$program:$version" "$manifest" | head -1 | sed 's/^image: *//')
+  [[ -n ${upstream[$program]} ]] || { say "no $program:$version image in $(basename "$manifest")"; exit 1; }
+done
+if pulled "${upstream[vc-scheduler]}" && pulled "${upstream[vc-controller-manager]}" && pulled "${upstream[vc-webhook-manager]}"; then
+  for program in "${!upstream[@]}"; do images[$program]=${upstream[$program]}; done
+else
+  bash "$e2e/images/build-base.sh"
+  cp "$e2e/kind/volcano/Dockerfile" "$bin/vc-scheduler" "$bin/vc-controller-manager" "$bin/vc-webhook-manager" \
+     "$e2e/.kind/bin/kubectl" "$secret_script" "$ctx/"
+  hash=$( { (cd "$ctx" && sha256sum ./*); docker image inspect -f '{{.Id}}' homing-local/debian:bookworm; } | sha256sum | cut -c1-12)
+  for program in vc-scheduler vc-controller-manager vc-webhook-manager; do
+    images[$program]=homing-local/$program:$version-$hash
+    if ! have_image "${images[$program]}"; then
+      tar -c -C "$ctx" . | quiet_build --target "$program" --build-arg BIN="$program" -t "${images[$program]}" -
+      say "built ${images[$program]}"
+    fi
+  done
+fi
+for program in vc-scheduler vc-controller-manager vc-webhook-manager; do
   "$kind" load docker-image "${images[$program]}" --name "$name" >/dev/null 2>&1 \
     || { say "FAILED: kind load docker-image ${images[$program]}"; exit 1; }
 done
 
-# Volcano's manifest with our images (present on every node: never pulled).
-sed -e "s#docker.io/volcanosh/vc-scheduler:$version#${images[vc-scheduler]}#" \
-    -e "s#docker.io/volcanosh/vc-controller-manager:$version#${images[vc-controller-manager]}#" \
-    -e "s#docker.io/volcanosh/vc-webhook-manager:$version#${images[vc-webhook-manager]}#" \
+# Volcano's manifest with those images (present on every node: never pulled).
+sed -e "s#${upstream[vc-scheduler]}#${images[vc-scheduler]}#" \
+    -e "s#${upstream[vc-controller-manager]}#${images[vc-controller-manager]}#" \
+    -e "s#${upstream[vc-webhook-manager]}#${images[vc-webhook-manager]}#" \
     -e "s#imagePullPolicy: Always#imagePullPolicy: IfNotPresent#" "$manifest" >"$ctx/volcano.yaml"
-! grep -n "docker.io/volcanosh" "$ctx/volcano.yaml" || { say "an image of the manifest was not replaced"; exit 1; }
+[[ $(grep -c "image: " "$ctx/volcano.yaml") == $(grep -cE "image: *(${images[vc-scheduler]}|${images[vc-controller-manager]}|${images[vc-webhook-manager]})$" "$ctx/volcano.yaml") ]] \
+  || { say "an image of the manifest is not one of the three"; grep -n "image: " "$ctx/volcano.yaml" >&2; exit 1; }
 # The admission-init Job makes the webhook's certificate once (re-applying a completed one
 # changes nothing); one that failed or runs an older image is deleted so that it runs again.
 init_image=$("$k" -n volcano-system get job volcano-admission-init -o jsonpath='{.spec.template.spec.containers[0].image}' 2>/dev/null || true)

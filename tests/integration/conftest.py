@@ -15,7 +15,7 @@ from homing.kube.client import Kube
 from homing_e2e import frameworks, objects, volcano
 from homing_e2e.cluster import LocalControlPlane, build_binaries
 from homing_e2e.fake_kubelet import FakeKubelet
-from homing_e2e.operator_process import OperatorProcess
+from homing_e2e.operator_process import OperatorProcess, webhook_host
 
 pytestmark = pytest.mark.cluster
 
@@ -58,7 +58,7 @@ def operator(kubeconfig: Path, kube: Kube) -> OperatorProcess:
     proc = OperatorProcess(
         kubeconfig,
         workdir,
-        webhook_host=os.environ.get("HOMING_E2E_WEBHOOK_HOST", "127.0.0.1"),
+        webhook_host=webhook_host(),
         env={
             "HOMING_LIFETIMES__SWEEP_INTERVAL_SECONDS": "5",
             # Not "homing": test_install.py dry-runs the shipped configuration of that name.

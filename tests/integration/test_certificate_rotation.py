@@ -28,12 +28,12 @@ SHORT = {
 }
 
 
-def served_serial(port: int) -> int | None:
+def served_serial(host: str, port: int) -> int | None:
     """The serial of the certificate a new connection to the webhook address gets."""
     context = ssl.create_default_context()
     context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=2) as raw, context.wrap_socket(raw) as conn:
+        with socket.create_connection((host, port), timeout=2) as raw, context.wrap_socket(raw) as conn:
             return x509.load_der_x509_certificate(conn.getpeercert(binary_form=True)).serial_number
     except OSError:
         return None
@@ -53,7 +53,7 @@ async def test_certificates_renew_while_admissions_flow(kube: Kube, kubeconfig: 
         bundles: set[str] = set()
         deadline = time.monotonic() + 45
         while time.monotonic() < deadline:
-            serial = await asyncio.to_thread(served_serial, replicas.proxy.port)
+            serial = await asyncio.to_thread(served_serial, replicas.proxy.host, replicas.proxy.port)
             if serial is not None:
                 serials.add(serial)
             config = await kube.request("GET", f"/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/{name}")

@@ -20,7 +20,8 @@ def deployment(replicas: int) -> dict:
             "selector": {"matchLabels": {"app": "infer"}},
             "template": {
                 "metadata": {"labels": {"app": "infer"}},
-                "spec": {"containers": [o.container()], "automountServiceAccountToken": False, "terminationGracePeriodSeconds": 0},
+                "spec": o.bound_by_the_test({"containers": [o.container()], "automountServiceAccountToken": False,
+                                             "terminationGracePeriodSeconds": 0}),
             },
         },
     }

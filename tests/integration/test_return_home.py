@@ -57,7 +57,7 @@ async def test_statefulset_ordinal_returns_home(kube, operator, ns):
             "selector": {"matchLabels": {"app": "infer"}},
             "template": {
                 "metadata": {"labels": {"app": "infer"}},
-                "spec": {"containers": [o.container()], "automountServiceAccountToken": False},
+                "spec": o.bound_by_the_test({"containers": [o.container()], "automountServiceAccountToken": False}),
             },
         },
     }

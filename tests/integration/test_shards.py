@@ -10,7 +10,7 @@ import pytest
 
 from homing.kube.client import Kube, KubeError
 from homing_e2e import objects as o
-from homing_e2e.operator_process import OperatorProcess
+from homing_e2e.operator_process import OperatorProcess, webhook_host
 
 pytestmark = pytest.mark.cluster
 
@@ -22,6 +22,7 @@ def shard_operator(kubeconfig: Path, name: str, ttl: float) -> OperatorProcess:
     return OperatorProcess(
         kubeconfig,
         Path(tempfile.mkdtemp(prefix=f"homing-shard-{name}-")),
+        webhook_host=webhook_host(),
         env={
             "HOMING_SHARD": name,
             "HOMING_SCOPE__NAMESPACE_LABEL": SHARD_LABEL,

@@ -11,6 +11,7 @@ from homing.config import Settings
 from homing.kube.webhookconfig import configuration
 from homing_e2e import objects as o
 from homing_e2e.cluster import free_port
+from homing_e2e.operator_process import webhook_host
 
 pytestmark = pytest.mark.cluster
 
@@ -23,8 +24,8 @@ async def test_pod_is_created_when_the_webhook_hangs(kube):
         silent.append(writer)  # keep the connection open, never answer (not even TLS)
 
     port = free_port()
-    server = await asyncio.start_server(accept_and_say_nothing, "127.0.0.1", port)
-    settings = Settings(webhook={"url": f"https://127.0.0.1:{port}", "configuration_name": f"homing-slow-{ns}", "timeout_seconds": 2},
+    server = await asyncio.start_server(accept_and_say_nothing, webhook_host(), port)
+    settings = Settings(webhook={"url": f"https://{webhook_host()}:{port}", "configuration_name": f"homing-slow-{ns}", "timeout_seconds": 2},
                         scope={"namespace_label": f"slow.homing.io/{ns}"})
     config = configuration(settings, b"-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n")
     path = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"

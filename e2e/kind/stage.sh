@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The real-cluster half of `make test` (docs/kind.md), in an order where each step finds what it
+# needs: kind up; tests/integration through its kubeconfig before homing is installed in it (an
+# in-cluster homing would decide the tests' pods too); homing by `kubectl apply -k`, checked;
+# real image pulls timed; Volcano and the tide on real kubelets; homing again by `helm install`,
+# checked. The cluster is deleted at the end, pass or fail, unless KIND_KEEP=1.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+[[ ${KIND_KEEP:-0} == 1 ]] || trap 'make --no-print-directory kind-down || true' EXIT
+start=$SECONDS
+for target in kind-up kind-e2e kind-install kind-pulls kind-tidal kind-install-helm; do
+  t=$SECONDS
+  make --no-print-directory "$target"
+  echo "stage: make $target took $((SECONDS - t)) s" >&2
+done
+echo "stage: the kind stage passed in $((SECONDS - start)) s" >&2
