@@ -6,7 +6,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: all venv binaries test test-local test-kind test-engine test-integration bench bench-tidal bench-demo bench-scale bench-takeover lock dashboard-snapshot demo crds manifests clean docker images kind-up kind-down kind-install kind-install-helm kind-e2e kind-pulls
+.PHONY: all venv binaries prepare kind-images test test-local test-kind test-engine test-integration bench bench-tidal bench-demo bench-scale bench-takeover lock dashboard-snapshot demo crds manifests clean docker images kind-up kind-down kind-install kind-install-helm kind-e2e kind-pulls
 
 all: test
 
@@ -24,7 +24,17 @@ binaries:
 	bash e2e/build-helm.sh
 	bash e2e/build-frameworks.sh
 
-test: test-local test-kind
+test: prepare test-local test-kind
+
+# What both halves build, side by side (on a new machine the two take about half an hour each
+# and overlap well: Go's downloads and links beside the other's compiles); a no-op once built.
+prepare: venv
+	$(MAKE) --no-print-directory -j2 binaries kind-images
+
+# kind's CLI and node image (pulled or built) and homing's image, without a cluster.
+kind-images: images
+	bash e2e/kind/build-kind.sh
+	bash e2e/kind/build-node.sh >/dev/null
 
 test-local: venv binaries
 	$(PY) -m pytest -q -p no:cacheprovider
