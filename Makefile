@@ -6,7 +6,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: all venv binaries prepare kind-images test test-local test-kind test-engine test-integration bench bench-tidal bench-demo bench-scale bench-takeover lock dashboard-snapshot demo crds manifests clean docker images kind-up kind-down kind-install kind-install-helm kind-e2e kind-pulls
+.PHONY: all venv binaries prepare kind-images test test-local test-kind test-engine test-integration bench bench-tidal bench-demo bench-scale bench-takeover lock dashboard-snapshot demo crds config-reference manifests clean docker images kind-up kind-down kind-install kind-install-helm kind-e2e kind-pulls
 
 all: test
 
@@ -90,6 +90,10 @@ demo: venv binaries
 
 crds: venv
 	$(PY) -m homing.tools.gencrd crds/placementmemory.yaml
+
+# docs/configuration.md: every setting, generated from the settings model (operator/homing/config.py).
+config-reference: venv
+	$(PY) -m homing.tools.genconfig docs/configuration.md
 
 # The Helm chart is generated from what `kubectl kustomize manifests/` builds (docs/helm.md).
 manifests: venv binaries

@@ -15,7 +15,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 class Weights(BaseModel):
     """Preferred-term weights (behaviour.md "Weights"). Validated at start-up: they must keep the order."""
 
-    home: int = 100
+    home: int = 100  # the rank's own node, healthy
     # The order of docs/behaviour.md ("Weights") after Kubernetes' normalisation, with a
     # claimed home below every other node by enough to outweigh the scheduler's image
     # locality: the claimed term lifts the best node's sum to ~450, so a normalisation step
@@ -29,12 +29,12 @@ class Weights(BaseModel):
     # Beside the displace term: nodes free at admission, above displace (a freed victim
     # node is a gang's home) and below displace + image-warm (engine/placement/rules/free_room.py).
     free_room: int | None = None  # None: displace + half of image_warm (25)
-    avoid_fault: int = 100
+    avoid_fault: int = 100  # NotIn the nodes the rank has a recent fault on
     # NotIn claimed homes (and the rank's fault nodes): carried by two terms (100 + 60),
     # since Kubernetes caps one term at 100. Outweighs domains + image locality.
     claimed: int = 160
-    pool_home: int = 100
-    pool_other: int = 50
+    pool_home: int = 100  # a rankless pod's promised node
+    pool_other: int = 50  # the pool's other free homes
 
     @model_validator(mode="after")
     def _keeps_order(self) -> "Weights":
@@ -66,25 +66,25 @@ class DeletionCost(BaseModel):
     """Scale-in frees the homes others wait for: a ReplicaSet's replica bound to another
     workload's claimed home gets a deletion cost below its siblings' (engine/replicas/deletion_cost.py)."""
 
-    enabled: bool = True
+    enabled: bool = True  # the leader marks such replicas (and unmarks them)
     interval_seconds: float = Field(default=1.0, gt=0)  # how often the leader compares marks with claims
     max_patches_per_second: int = Field(default=20, gt=0)  # the rate bound of its pod patches
 
 
 class Scope(BaseModel):
-    namespace_label: str = "homing.io/enabled"
-    namespace_label_value: str = "true"
+    namespace_label: str = "homing.io/enabled"  # namespaces with this label (and value) are served
+    namespace_label_value: str = "true"  # the value that opts a namespace (or a pod) in
     pod_label: str = "homing.io/enabled"  # per-pod opt-in in namespaces that are not labelled
     # Off for a shard (docs/scale.md): a pod outside the shard's namespaces is never its
     # own, whatever its label, so two shards never both remember (and write) one owner.
     pod_opt_in: bool = True
-    resource_prefixes: list[str] = Field(default_factory=lambda: ["huawei.com/", "nvidia.com/"])
+    resource_prefixes: list[str] = Field(default_factory=lambda: ["huawei.com/", "nvidia.com/"])  # what counts as an accelerator
 
 
 class Labels(BaseModel):
-    hostname: str = "kubernetes.io/hostname"
-    superpod: str = "homing.io/superpod-id"
-    rack: str = "homing.io/rack-id"
+    hostname: str = "kubernetes.io/hostname"  # the label the terms name nodes by
+    superpod: str = "homing.io/superpod-id"  # names a node's super-pod
+    rack: str = "homing.io/rack-id"  # names a node's rack
     fault: str = "homing.io/fault"  # any value marks the node unhealthy
     sub_health: str = "homing.io/sub-healthy"  # any value marks the node sub-healthy
 
@@ -103,18 +103,18 @@ class Bounds(BaseModel):
     (`In []`, which the API server refuses) or every memory forgotten."""
 
     max_rank_part: int = Field(1_000_000, ge=1)  # ranks are 0 .. max_rank_part - 1
-    max_term_values: int = Field(256, ge=1)
-    max_ranks: int = Field(1_000_000, ge=1)
+    max_term_values: int = Field(256, ge=1)  # node names in one term; the most relevant kept
+    max_ranks: int = Field(1_000_000, ge=1)  # ranks remembered in all; least recently seen owners go first
     max_ranks_per_owner: int = Field(8192, ge=1)  # keeps one PlacementMemory well under etcd's 1.5 MiB
 
 
 class Lifetimes(BaseModel):
-    ttl_seconds: float = 72 * 3600
-    fault_memory_seconds: float = 3600
-    promise_seconds: float = 120
-    write_interval_seconds: float = 1.0
+    ttl_seconds: float = 72 * 3600  # forget an owner with no live pod unseen this long
+    fault_memory_seconds: float = 3600  # how long a rank keeps off a node it failed on
+    promise_seconds: float = 120  # how long a rankless promise holds an unbound pod's home
+    write_interval_seconds: float = 1.0  # the leader writes changed PlacementMemory this often
     durable_seen_seconds: float = 3600  # the stored lastSeen of an owner with live pods lags at most this
-    sweep_interval_seconds: float = 60
+    sweep_interval_seconds: float = 60  # how often expired and over-bound owners are forgotten
 
 
 class SelfHealth(BaseModel):
@@ -132,22 +132,22 @@ class Watching(BaseModel):
 
 
 class Webhook(BaseModel):
-    port: int = 9443
-    listen: str = "0.0.0.0"
+    port: int = 9443  # the webhook's HTTPS port
+    listen: str = "0.0.0.0"  # the address it listens on
     # Either an external URL (local runs) or the in-cluster Service below.
     url: str | None = None
-    service_name: str = "homing-webhook"
-    service_namespace: str = "homing-system"
-    configuration_name: str = "homing"
-    manage_configuration: bool = True
-    tls_dir: str = "/tmp/homing-tls"
+    service_name: str = "homing-webhook"  # the Service the webhook configuration names
+    service_namespace: str = "homing-system"  # its namespace (and the Leases', by default)
+    configuration_name: str = "homing"  # the MutatingWebhookConfiguration homing writes
+    manage_configuration: bool = True  # the leader writes that configuration and its caBundle
+    tls_dir: str = "/tmp/homing-tls"  # where the serving certificate is written
     tls_secret: str | None = None  # keep the certificate in this Secret (service namespace) across restarts
-    timeout_seconds: int = 2
+    timeout_seconds: int = 2  # timeoutSeconds in the webhook configuration
     deadline_seconds: float = 0.25  # internal budget, well under timeout_seconds
     # cert-manager's shape: a CA signs a short-lived serving certificate; each is renewed
     # after two thirds of its life, while running (certplan.py).
-    leaf_seconds: float = Field(7 * 86400, gt=0)
-    ca_seconds: float = Field(365 * 86400, gt=0)
+    leaf_seconds: float = Field(7 * 86400, gt=0)  # the serving certificate's life
+    ca_seconds: float = Field(365 * 86400, gt=0)  # the CA's life (rotated with overlap)
     cert_check_seconds: float | None = None  # default: a twentieth of the leaf's life, at most a minute
     cert_propagation_seconds: float = 5.0  # a new caBundle is in effect at the API server within this
 
@@ -158,12 +158,12 @@ class Replicas(BaseModel):
     Timings are client-go's defaults; lease > renew > 1.2 x retry."""
 
     namespace: str | None = None  # where the Leases live; default: the webhook's service namespace
-    lease_name: str = "homing-leader"
-    member_prefix: str = "homing-member-"
+    lease_name: str = "homing-leader"  # the Lease whose holder writes
+    member_prefix: str = "homing-member-"  # each replica's member Lease: <prefix><identity>
     identity: str | None = None  # default: the pod name (HOSTNAME) and a random suffix
-    lease_seconds: float = 15.0
-    renew_seconds: float = 10.0
-    retry_seconds: float = 2.0
+    lease_seconds: float = 15.0  # the leader Lease's duration
+    renew_seconds: float = 10.0  # the leader gives up unless it renewed within this
+    retry_seconds: float = 2.0  # how often every replica tries the Lease
     # A node of a rankless pool moves to another replica's share only after this quiet time:
     # longer than a retry period plus the webhook timeout plus the pod watch's delay.
     handover_grace_seconds: float = 10.0
@@ -195,10 +195,10 @@ class Settings(BaseSettings):
     # the name goes into the webhook configuration's, Service's and Leases' names unless
     # they are set, and turns the per-pod opt-in off unless that is set.
     shard: str | None = Field(default=None, pattern=r"^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$")
-    metrics_port: int = 8080
+    metrics_port: int = 8080  # Prometheus /metrics
     health_port: int = 8081  # /readyz (homing's own)
     liveness_port: int = 8082  # /healthz, served by kopf from homing's probe
-    log_level: str = "info"
+    log_level: str = "info"  # debug, info, warning or error
 
     @model_validator(mode="after")
     def _shard_names(self) -> "Settings":
