@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import subprocess
 import sys
@@ -70,8 +71,10 @@ async def fresh_namespace(kube: Kube, ns: str, homing: bool) -> None:
     await kube.request("POST", "/api/v1/namespaces", body={"metadata": {"name": ns, "labels": labels}})
 
 
-def report(path: Path, result: dict, problems: list[str]) -> int:
-    """`result` stamped and written to `path` and printed; each problem printed; 1 if any."""
+def report(name: str, result: dict, problems: list[str]) -> int:
+    """`result` stamped, written as `name` under bench/results (or HOMING_KIND_RESULTS: `make test`
+    keeps its runs out of the tracked results) and printed; each problem printed; 1 if any."""
+    path = Path(os.environ.get("HOMING_KIND_RESULTS") or E2E.parent / "bench" / "results") / name
     result = {**result, "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")

@@ -29,7 +29,6 @@ from kindkube import (E2E, KUBECONFIG, NPU, RESTRICTED, cordon, decision_reason,
 from homing.kube.client import Kube, KubeError
 from homing_e2e.imagecache import pull_minutes
 
-RESULTS = E2E.parent / "bench" / "results" / "kind-pulls.json"
 NS, NAME, POD = "homing-pulls", "big", "big-0"
 PULLED = re.compile(r'Successfully pulled image "[^"]+" in ([0-9.hmsµ]+)')
 SIZE = re.compile(r"Image size: (\d+) bytes")
@@ -160,7 +159,7 @@ async def main() -> int:
         *([f"the moved rank stayed on its cordoned home {moved['node']}"] if moved["node"] == home["node"] else []),
         *(["the moved rank did not pull"] if not moved["pulled"] else []),
     ]
-    return report(RESULTS, result, problems)
+    return report("kind-pulls.json", result, problems)
 
 
 if __name__ == "__main__":

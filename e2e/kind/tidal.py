@@ -31,7 +31,6 @@ from kindkube import E2E, KUBECONFIG, NPU, RESTRICTED, decision_reason, delete_n
 from homing.kube.client import MERGE_PATCH, Kube
 from homing_e2e.objects import eventually
 
-RESULTS = E2E.parent / "bench" / "results" / "kind-tidal.json"
 PRIORITIES = E2E.parent / "manifests" / "tidal" / "common" / "priorityclasses.yaml"
 NS, JOB, INFER = "homing-tidal", "train", "infer"
 IMAGE = "homing:local"  # loaded on every node by kind-up.sh: the story is about places, not pulls
@@ -170,7 +169,7 @@ async def main() -> int:
         *([f"inference ran on {day['inference_node']}, no training home: nothing was preempted"] if day["inference_node"] not in day["homes"].values() else []),
         *(["the Job did not restart as a gang"] if day["gang_restarts"] < 1 else []),
     ]
-    return report(RESULTS, runs, problems)
+    return report("kind-tidal.json", runs, problems)
 
 
 if __name__ == "__main__":
