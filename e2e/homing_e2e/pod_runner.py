@@ -9,12 +9,12 @@ import asyncio
 import datetime
 
 from homing.kube.client import MERGE_PATCH, Kube, KubeError
-
-STRATEGIC = "application/strategic-merge-patch+json"
 from homing_e2e import objects as o
 from homing_e2e.operator_process import OperatorProcess
 from homing_e2e.replicaset import OperatorReplicas
 from homing_e2e.rounds import Rounds
+
+STRATEGIC = "application/strategic-merge-patch+json"
 
 
 def _ready_status() -> dict:

@@ -9,7 +9,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 name=${KIND_CLUSTER:-homing}
 kind=$root/e2e/.kind/bin/kind
-[[ -x $kind ]] || bash "$root/e2e/kind/build-kind.sh"
+bash "$root/e2e/kind/build-kind.sh"   # at its pin (a no-op once built)
 kubeconfig=$root/e2e/.kind/kubeconfig
 if [[ $name != homing ]]; then   # a kind cluster of the user's own (make kind-e2e KIND_CLUSTER=<name>)
   kubeconfig=$root/e2e/.kind/kubeconfig-$name

@@ -123,14 +123,15 @@ say "ranks-1 preferred terms: $home"
 [[ $home == *"$node"* ]] || fail "ranks-1's terms do not name its home $node"
 say "ranks-1 came back to its home $node"
 
-# No admission lost while homing rolls over and a node under one replica is drained: pods
-# asked for the whole time (server-side dry runs: the webhook answers them as it answers a
-# creation) each carry homing's decision. failurePolicy Ignore would let them in without one
-# if no replica answered, which is what this would catch.
 # ranks-1 leaves before the rollover (scale to 1): the replicas that come next never see it
 # live, so only PlacementMemory can send it home when the StatefulSet scales back.
 "$k" -n $demo scale statefulset/ranks --replicas=1 >/dev/null
 "$k" -n $demo wait --for=delete pod/ranks-1 --timeout=120s >/dev/null || fail "ranks-1 did not go at scale-in"
+
+# No admission lost while homing rolls over and a node under one replica is drained: pods
+# asked for the whole time (server-side dry runs: the webhook answers them as it answers a
+# creation) each carry homing's decision. failurePolicy Ignore would let them in without one
+# if no replica answered, which is what this would catch.
 victim=$("$k" -n $ns get pods -l app.kubernetes.io/name=homing -o jsonpath='{.items[0].spec.nodeName}')
 "$k" -n $ns rollout restart deployment/homing >/dev/null
 "$k" drain "$victim" --ignore-daemonsets --delete-emptydir-data --timeout=180s >/dev/null 2>&1 &
@@ -162,7 +163,7 @@ say "rolling restart and drain of $victim: $asked pods asked for meanwhile, ever
 back=$("$k" -n $demo get pod ranks-1 -o jsonpath='{.spec.nodeName}')
 decision=$("$k" -n $demo get pod ranks-1 -o jsonpath='{.metadata.annotations.homing\.io/decision}')
 say "ranks-1 after the rollover: $decision"
-[[ $decision == *'"reason":"home"'* || $decision == *'"reason": "home"'* ]] || fail "ranks-1's decision after the rollover is not home: $decision"
+[[ $decision == *'"reason":"home"'* ]] || fail "ranks-1's decision after the rollover is not home: $decision"
 [[ $back == "$node" ]] || fail "ranks-1 was on $node, came back on $back after the rollover"
 say "ranks-1 went home to $node after the rollover: the memory came through PlacementMemory"
 echo "homing $image installed ($how) on kind cluster $name: export KUBECONFIG=$KUBECONFIG"

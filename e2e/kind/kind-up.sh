@@ -14,15 +14,15 @@ bash "$e2e/kind/build-kind.sh"
 bash "$e2e/kind/build-node.sh" >/dev/null
 source "$e2e/.kind/node.env"
 
-local_node=$([[ ${NODE_SOURCE:-local} == local ]] && echo 1 || true)
+local_node() { [[ ${NODE_SOURCE:-local} == local ]]; }   # else kind's own node image, with its CNI
 if ! "$kind" get clusters 2>/dev/null | grep -qx "$name"; then
-  if [[ -n $local_node ]]; then
+  if local_node; then
     # kubeadm asks for every image under the node image's local repository name (CoreDNS's and
     # etcd's too: they follow imageRepository unless set apart). kubeadm 1.35 expects etcd
     # 3.6.6; the project's tests pin (and we built) another.
     config=$(cat "$e2e/kind/cluster.yaml"; printf '  - |\n    kind: ClusterConfiguration\n    imageRepository: "%s"\n    etcd:\n      local:\n        imageTag: "%s"\n' "$IMAGE_REPOSITORY" "$ETCD_TAG")
   else
-    config=$(grep -v '^  disableDefaultCNI: true' "$e2e/kind/cluster.yaml")   # kind's node image brings its CNI
+    config=$(grep -v '^  disableDefaultCNI: true' "$e2e/kind/cluster.yaml")
   fi
   "$kind" create cluster --name "$name" --image "$NODE_IMAGE" --config <(echo "$config")
 fi
@@ -34,22 +34,24 @@ cluster_cidr=10.244.0.0/16
 # leaves fake Node objects behind that have no container to wire.
 mapfile -t kind_nodes < <("$kind" get nodes --name "$name")
 mapfile -t nodes < <("$kubectl" get nodes "${kind_nodes[@]}" -o jsonpath='{range .items[*]}{.metadata.name} {.spec.podCIDR} {.status.addresses[?(@.type=="InternalIP")].address}{"\n"}{end}')
-for me in "${nodes[@]}"; do
-  [[ -n $local_node ]] || break   # kind's own CNI wires the pods of its own node image
-  read -r node cidr _ <<<"$me"
-  docker exec -i "$node" sh -c 'cat >/etc/cni/net.d/10-homing.conflist' <<CNI
+if local_node; then
+  for me in "${nodes[@]}"; do
+    read -r node cidr _ <<<"$me"
+    docker exec -i "$node" sh -c 'cat >/etc/cni/net.d/10-homing.conflist' <<CNI
 {"cniVersion": "0.4.0", "name": "homing", "plugins": [
   {"type": "ptp", "mtu": 1500,
    "ipam": {"type": "host-local", "ranges": [[{"subnet": "$cidr"}]], "routes": [{"dst": "0.0.0.0/0"}]}},
   {"type": "portmap", "capabilities": {"portMappings": true}}]}
 CNI
-  for other in "${nodes[@]}"; do
-    read -r onode ocidr oip <<<"$other"
-    [[ $onode == "$node" ]] || docker exec "$node" ip route replace "$ocidr" via "$oip"
+    for other in "${nodes[@]}"; do
+      read -r onode ocidr oip <<<"$other"
+      [[ $onode == "$node" ]] || docker exec "$node" ip route replace "$ocidr" via "$oip"
+    done
+    docker exec "$node" sh -c "iptables -t nat -C POSTROUTING -s $cluster_cidr ! -d $cluster_cidr -j MASQUERADE 2>/dev/null \
+      || iptables -t nat -A POSTROUTING -s $cluster_cidr ! -d $cluster_cidr -j MASQUERADE"
   done
-  docker exec "$node" sh -c "iptables -t nat -C POSTROUTING -s $cluster_cidr ! -d $cluster_cidr -j MASQUERADE 2>/dev/null \
-    || iptables -t nat -A POSTROUTING -s $cluster_cidr ! -d $cluster_cidr -j MASQUERADE"
-done
+fi
+
 "$kubectl" wait --for=condition=Ready "${kind_nodes[@]/#/node/}" --timeout=180s
 
 # The homing image in a pod (built by make images).

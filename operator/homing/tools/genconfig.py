@@ -67,12 +67,10 @@ def cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def rows(model: type[BaseModel], env_prefix: str, yaml_prefix: str, said: dict[tuple[str, str], str]) -> list[str]:
-    out = []
-    for name in model.model_fields:
-        meaning = said.get((model.__name__, name), "")
-        out.append(f"| `{env_prefix}{name.upper()}` | `{yaml_prefix}{name}` | {cell(default_of(model, name))} | {cell(meaning)} |")
-    return out
+def rows(model: type[BaseModel], names: list[str], env_prefix: str, yaml_prefix: str,
+         said: dict[tuple[str, str], str]) -> list[str]:
+    return [f"| `{env_prefix}{name.upper()}` | `{yaml_prefix}{name}` | {cell(default_of(model, name))} "
+            f"| {cell(said.get((model.__name__, name), ''))} |" for name in names]
 
 
 def sections() -> list[tuple[str, type[BaseModel]]]:
@@ -86,16 +84,13 @@ def render() -> str:
     parts = [HEADER]
     nested = dict(sections())
     top = [n for n in Settings.model_fields if n not in nested]
-    parts += ["## Top level", "", *table_head]
-    for name in top:
-        meaning = said.get(("Settings", name), "")
-        parts.append(f"| `HOMING_{name.upper()}` | `{name}` | {cell(default_of(Settings, name))} | {cell(meaning)} |")
+    parts += ["## Top level", "", *table_head, *rows(Settings, top, "HOMING_", "", said)]
     for name, model in nested.items():
         doc = " ".join((model.__doc__ or "").split())
         parts += ["", f"## {name}", ""]
         if doc:
             parts += [doc, ""]
-        parts += [*table_head, *rows(model, f"HOMING_{name.upper()}__", f"{name}.", said)]
+        parts += [*table_head, *rows(model, list(model.model_fields), f"HOMING_{name.upper()}__", f"{name}.", said)]
     return "\n".join(parts) + "\n"
 
 
