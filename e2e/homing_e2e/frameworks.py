@@ -47,7 +47,7 @@ class Framework:
     config_api: str  # its Configuration's apiVersion
     kustomization: str = "config/default/kustomization.yaml"  # its install's namePrefix
     port: int = field(default_factory=free_port)
-    host: str = "127.0.0.1"  # where its webhook listens and the API server calls it (start sets it)
+    host: str = field(default_factory=webhook_host)  # where its webhook listens and the API server calls it
     proc: subprocess.Popen | None = None
     ca: bytes = b""  # the CA of its serving certificate (PEM)
     log: Path = Path("/dev/null")
@@ -63,7 +63,6 @@ class Framework:
     def start(self, kubeconfig: Path, workdir: Path) -> None:
         """The manager with no leader election, no cert rotation of its own, no metrics."""
         workdir.mkdir(parents=True, exist_ok=True)
-        self.host = webhook_host()  # where the API server reaches it
         self.ca = serving_pair(workdir / "certs", self.name, sans=tuple(dict.fromkeys((self.host, "127.0.0.1", "localhost"))))
         config = {
             "apiVersion": self.config_api, "kind": "Configuration",
