@@ -31,9 +31,9 @@ test: prepare test-local test-kind
 prepare: venv
 	$(MAKE) --no-print-directory -j2 binaries kind-images
 
-# kind's CLI and node image (pulled or built) and homing's image, without a cluster.
+# kind's node image (pulled or built; build-node.sh builds the kind CLI it reads the pin from) and
+# homing's image, without a cluster.
 kind-images: images
-	bash e2e/kind/build-kind.sh
 	bash e2e/kind/build-node.sh >/dev/null
 
 test-local: venv binaries
