@@ -26,7 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # scale_measure, when loaded from elsewhere
 
+import scale_measure as sm  # noqa: E402
 from homing_e2e.cluster import build_binaries  # noqa: E402
 from homing_e2e.imagecache import MODEL_BANDWIDTH_GBPS  # noqa: E402
 from homing_e2e.tidal import NODES_PER_SUPERPOD, TidalCluster, dump  # noqa: E402
@@ -192,6 +194,29 @@ def tide_of(variant: str, d: Day) -> str:
     return f"gang{d.tide}" if "+gangpreempt" in variant else d.tide
 
 
+ADMISSION_HISTOGRAMS = ("apiserver_round_trip", "homing_decision", "homing_loop_lag")
+
+
+async def admission_seconds(c: TidalCluster) -> dict[str, sm.Buckets]:
+    """Where an admission's time goes, as histograms (none without homing): the API server's
+    round trip to the webhook, homing's decision alone, and how late homing's event loop ran."""
+    if c.operator is None:
+        return {}
+    api, op = await sm.apiserver_metrics(c.kube), c.operator.metrics()
+    return dict(zip(ADMISSION_HISTOGRAMS, (sm.buckets(api, sm.APISERVER_WEBHOOK_SECONDS, sm.homing_webhook),
+                                           sm.buckets(op, "homing_webhook_duration_seconds"),
+                                           sm.buckets(op, "homing_event_loop_lag_seconds"))))
+
+
+def webhook_summary(after: dict[str, sm.Buckets], before: dict[str, sm.Buckets]) -> dict:
+    out = {}
+    for name in after:
+        day = sm.delta(after[name], before.get(name, {}))
+        if sm.count(day):
+            out[name] = {"n": int(sm.count(day)), "p50": round(sm.quantile(day, 0.5), 4), "p99": round(sm.quantile(day, 0.99), 4)}
+    return out
+
+
 async def run(variant: str, day_name: str, superpods: int, volcano_args: tuple[str, ...] = ()) -> dict:
     d = DAYS[day_name]
     log(f"{variant} on the {day_name} day, {superpods * NODES_PER_SUPERPOD} nodes {' '.join(volcano_args)}")
@@ -203,11 +228,12 @@ async def run(variant: str, day_name: str, superpods: int, volcano_args: tuple[s
                      tide=tide_of(base, d), controller_manager_args=setting.controller_manager)
     try:
         await c.start()
-        before = c.cpu_seconds()
+        before, webhook_before = c.cpu_seconds(), await admission_seconds(c)
         await day(c, d)
-        after = c.cpu_seconds()
+        after, webhook_after = c.cpu_seconds(), await admission_seconds(c)
         cpu = {name: round(after[name] - before.get(name, 0.0), 1) for name in after}  # seconds of CPU during the day
-        result = {**c.recorder.summary(), "gang_restarts": await c.gang_restarts(), "cpu_s": cpu}
+        result = {**c.recorder.summary(), "gang_restarts": await c.gang_restarts(), "cpu_s": cpu,
+                  "admission_s": webhook_summary(webhook_after, webhook_before)}
     finally:
         await c.stop()
         for k, v in saved.items():
@@ -219,7 +245,9 @@ async def run(variant: str, day_name: str, superpods: int, volcano_args: tuple[s
     result["first_placement_pulls"] = sum(row.get("first", 0) for row in pulls.values())
     log(f"  -> home {result['home_rate']} feasible {result['feasible_home_rate']} re-placement pulls "
         f"{result['replacement_pulls']} ({result['replacement_pull_minutes']} min) all {result['pulls']} "
-        f"gang restarts {result['gang_restarts']} p50 {result['create_to_scheduled_p50_s']}")
+        f"gang restarts {result['gang_restarts']} p50 {result['create_to_scheduled_p50_s']} "
+        f"(by kind {result['create_to_scheduled_p50_by_kind']}; gang creation {result['gang_creation_spread_s']}; "
+        f"admission {result['admission_s']})")
     return result
 
 

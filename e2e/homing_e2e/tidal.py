@@ -132,6 +132,8 @@ class Recorder:
     nodes: dict[str, dict] = field(default_factory=dict)  # name -> {"ready": bool, "superpod": str}
     replacements: list[Replacement] = field(default_factory=list)
     latencies_by_phase: dict[str, list[float]] = field(default_factory=dict)  # create -> bound, by step of the day
+    latencies_by_kind: dict[str, list[float]] = field(default_factory=dict)  # create -> bound: "rank" or "replica"
+    ranks_seen: dict[str, list[float]] = field(default_factory=dict)  # job -> when each of its pods was first seen
     started: list[tuple[str, str]] = field(default_factory=list)  # (node, image) to report
     last_bind: float = 0.0
     last_change: float = 0.0  # a pod created, bound, leaving or deleted (not status chatter)
@@ -262,6 +264,8 @@ class Recorder:
             npus = int((container.get("resources", {}).get("limits") or {}).get(NPU, 0))
             key, ranked = self.key_of(pod)
             seen = self.pods[uid] = PodSeen(key, image, self.images.get(image, 0.0), npus, now, ranked)
+            if ranked:
+                self.ranks_seen.setdefault(key.split("/")[0], []).append(now)
             self.last_change = now
         node = pod["spec"].get("nodeName")
         if node and seen.node is None:
@@ -269,6 +273,7 @@ class Recorder:
             self.last_bind = self.last_change = now
             if kind is not None:  # not from the initial listing
                 self.latencies_by_phase.setdefault(self.phase, []).append(now - seen.seen)
+                self.latencies_by_kind.setdefault("rank" if seen.ranked else "replica", []).append(now - seen.seen)
             self._judge(pod, seen, uid)
         if node and not seen.started and pod.get("status", {}).get("phase") == "Running":
             seen.started = True
@@ -416,10 +421,32 @@ class Recorder:
             "create_to_scheduled_p99_s": round(lat[min(len(lat) - 1, int(0.99 * (len(lat) - 1) + 0.5))], 3) if lat else None,
             "create_to_scheduled_p50_by_phase": {k: [len(v), round(statistics.median(v), 3)]
                                                  for k, v in self.latencies_by_phase.items()},  # [pods, p50 s]
+            "create_to_scheduled_p50_by_kind": {k: [len(v), round(statistics.median(v), 3)]
+                                                for k, v in self.latencies_by_kind.items()},  # [pods, p50 s]
+            "gang_creation_spread_s": gang_creation_spread(self.ranks_seen),
         }
 
 
 # -- the cluster -------------------------------------------------------------------------------
+
+def gang_creation_spread(seen_by_job: dict[str, list[float]], apart: float = 5.0) -> dict[str, float | int]:
+    """How long a gang's pods took to appear, first to last, over every (re)creation of every
+    job: a gang cannot be placed before its last pod exists, so admission time shows here.
+    Pods of one job seen more than `apart` s after the one before start a new creation."""
+    spreads: list[float] = []
+    for times in seen_by_job.values():
+        times = sorted(times)
+        start = prev = times[0]
+        for t in times[1:] + [float("inf")]:
+            if t - prev > apart:
+                spreads.append(prev - start)
+                start = t
+            prev = t
+    if not spreads:
+        return {}
+    spreads.sort()
+    return {"creations": len(spreads), "p50": round(statistics.median(spreads), 3), "max": round(spreads[-1], 3)}
+
 
 def process_cpu_seconds(pid: int) -> float:
     """User and system CPU time of a process (Linux /proc; 0 where it cannot be read)."""

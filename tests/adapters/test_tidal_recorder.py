@@ -7,7 +7,7 @@ import time
 import pytest
 
 from homing_e2e.imagecache import ImageCache
-from homing_e2e.tidal import NPU, SUPERPOD, Recorder
+from homing_e2e.tidal import NPU, SUPERPOD, Recorder, gang_creation_spread
 
 
 class Clock:
@@ -168,6 +168,19 @@ def test_waits_are_told_per_step_of_the_day(rec: Recorder, clock: Clock):
     clock.now += 3.0
     rec.pod_event("MODIFIED", replica("r1", "c"))
     assert rec.summary()["create_to_scheduled_p50_by_phase"] == {"dawn": [2, 1.0], "night": [1, 3.0]}
+    assert rec.summary()["create_to_scheduled_p50_by_kind"] == {"rank": [2, 1.0], "replica": [1, 3.0]}
+
+
+@pytest.mark.parametrize("seen, expected", [
+    ({}, {}),
+    ({"train": [0.0]}, {"creations": 1, "p50": 0.0, "max": 0.0}),
+    ({"train": [0.0, 0.4, 1.2]}, {"creations": 1, "p50": 1.2, "max": 1.2}),
+    # a restart 30 s later is a second creation; a second job a third
+    ({"train": [30.0, 30.5, 0.0, 0.2], "other": [3.0, 5.0]}, {"creations": 3, "p50": 0.5, "max": 2.0}),
+])
+def test_a_gangs_creation_spread_is_first_to_last_pod_of_each_creation(seen, expected):
+    """How long a gang took to exist: it cannot be placed before its last pod is admitted."""
+    assert gang_creation_spread(seen) == expected
 
 
 @pytest.mark.parametrize("warm_node, cold", [("free", 0), ("held", 1), ("not-ready", 1), ("just-freed", 1)])
