@@ -29,6 +29,11 @@ def buckets(text: str, family: str, where: Callable[[dict[str, str]], bool] = la
     return dict(out)
 
 
+def series_labels(text: str, family: str) -> list[dict[str, str]]:
+    """The label sets of one family's samples."""
+    return [sample.labels for fam in text_string_to_metric_families(text) if fam.name == family for sample in fam.samples]
+
+
 def counters(text: str, family: str, label: str) -> dict[str, float]:
     """One counter's values by one label, summed over the others."""
     out: dict[str, float] = defaultdict(float)

@@ -135,8 +135,11 @@ async def day(c: TidalCluster, d: Day) -> None:
         log(f"  {step}: inference {replicas}{await unbound(c, step)}")
 
 
-PREFERENCES = ("claimed-homes", "image-warm", "vacant-homes", "displace-few", "free-room", "deletion-marks")  # switchable
-SWITCHES = {"deletion-marks": "HOMING_DELETION_COST__ENABLED"}  # the rest are HOMING_PREFERENCES__<NAME>
+# switchable: behaviour.md's preferences, the deletion-cost marks, and the webhook itself (homing then
+# watches, remembers and marks, but admits nothing: what its admissions cost the day)
+PREFERENCES = ("claimed-homes", "image-warm", "vacant-homes", "displace-few", "free-room", "deletion-marks", "webhook")
+SWITCHES = {"deletion-marks": "HOMING_DELETION_COST__ENABLED",
+            "webhook": "HOMING_WEBHOOK__MANAGE_CONFIGURATION"}  # the rest are HOMING_PREFERENCES__<NAME>
 
 
 @dataclass(frozen=True)
@@ -208,7 +211,21 @@ async def admission_seconds(c: TidalCluster) -> dict[str, sm.Buckets]:
                                            sm.buckets(op, "homing_event_loop_lag_seconds"))))
 
 
-def webhook_summary(after: dict[str, sm.Buckets], before: dict[str, sm.Buckets]) -> dict:
+SESSION_MS = "volcano_e2e_scheduling_latency_milliseconds"
+ACTION_MS = "volcano_action_scheduling_latency_milliseconds"
+
+
+def scheduler_histograms(c: TidalCluster) -> dict[str, sm.Buckets]:
+    """How long Volcano's sessions and each action in them took (ms); none for kube-scheduler."""
+    text = c.scheduling.metrics()
+    if not text:
+        return {}
+    actions = {labels["action"] for labels in sm.series_labels(text, ACTION_MS)}
+    return {"session_ms": sm.buckets(text, SESSION_MS),
+            **{f"{a}_ms": sm.buckets(text, ACTION_MS, lambda labels, a=a: labels.get("action") == a) for a in sorted(actions)}}
+
+
+def histogram_summary(after: dict[str, sm.Buckets], before: dict[str, sm.Buckets]) -> dict:
     out = {}
     for name in after:
         day = sm.delta(after[name], before.get(name, {}))
@@ -228,12 +245,13 @@ async def run(variant: str, day_name: str, superpods: int, volcano_args: tuple[s
                      tide=tide_of(base, d), controller_manager_args=setting.controller_manager)
     try:
         await c.start()
-        before, webhook_before = c.cpu_seconds(), await admission_seconds(c)
+        before, webhook_before, sessions_before = c.cpu_seconds(), await admission_seconds(c), scheduler_histograms(c)
         await day(c, d)
-        after, webhook_after = c.cpu_seconds(), await admission_seconds(c)
+        after, webhook_after, sessions_after = c.cpu_seconds(), await admission_seconds(c), scheduler_histograms(c)
         cpu = {name: round(after[name] - before.get(name, 0.0), 1) for name in after}  # seconds of CPU during the day
         result = {**c.recorder.summary(), "gang_restarts": await c.gang_restarts(), "cpu_s": cpu,
-                  "admission_s": webhook_summary(webhook_after, webhook_before)}
+                  "admission_s": histogram_summary(webhook_after, webhook_before),
+                  "scheduler": histogram_summary(sessions_after, sessions_before)}
     finally:
         await c.stop()
         for k, v in saved.items():
@@ -247,7 +265,7 @@ async def run(variant: str, day_name: str, superpods: int, volcano_args: tuple[s
         f"{result['replacement_pulls']} ({result['replacement_pull_minutes']} min) all {result['pulls']} "
         f"gang restarts {result['gang_restarts']} p50 {result['create_to_scheduled_p50_s']} "
         f"(by kind {result['create_to_scheduled_p50_by_kind']}; gang creation {result['gang_creation_spread_s']}; "
-        f"admission {result['admission_s']})")
+        f"admission {result['admission_s']}; scheduler {result['scheduler']})")
     return result
 
 

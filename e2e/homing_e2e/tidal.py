@@ -134,6 +134,7 @@ class Recorder:
     latencies_by_phase: dict[str, list[float]] = field(default_factory=dict)  # create -> bound, by step of the day
     latencies_by_kind: dict[str, list[float]] = field(default_factory=dict)  # create -> bound: "rank" or "replica"
     ranks_seen: dict[str, list[float]] = field(default_factory=dict)  # job -> when each of its pods was first seen
+    replicas_seen: dict[str, list[float]] = field(default_factory=dict)  # phase -> when each new replica was first seen
     started: list[tuple[str, str]] = field(default_factory=list)  # (node, image) to report
     last_bind: float = 0.0
     last_change: float = 0.0  # a pod created, bound, leaving or deleted (not status chatter)
@@ -266,6 +267,8 @@ class Recorder:
             seen = self.pods[uid] = PodSeen(key, image, self.images.get(image, 0.0), npus, now, ranked)
             if ranked:
                 self.ranks_seen.setdefault(key.split("/")[0], []).append(now)
+            else:
+                self.replicas_seen.setdefault(self.phase, []).append(now)
             self.last_change = now
         node = pod["spec"].get("nodeName")
         if node and seen.node is None:
@@ -424,6 +427,9 @@ class Recorder:
             "create_to_scheduled_p50_by_kind": {k: [len(v), round(statistics.median(v), 3)]
                                                 for k, v in self.latencies_by_kind.items()},  # [pods, p50 s]
             "gang_creation_spread_s": gang_creation_spread(self.ranks_seen),
+            # phase -> [replicas created, s from the first to the last]: a ReplicaSet creates in batches, each
+            # after the last one's admissions answered
+            "replica_creation_span_by_phase": {k: [len(v), round(max(v) - min(v), 3)] for k, v in self.replicas_seen.items()},
         }
 
 

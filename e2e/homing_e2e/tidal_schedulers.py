@@ -4,6 +4,7 @@ TidalCluster asks it for the control plane's switches, starts it, and submits th
 day's workloads through it; nothing else in the harness tells the two apart."""
 from __future__ import annotations
 
+import urllib.request
 from pathlib import Path
 
 import yaml
@@ -69,6 +70,7 @@ class Volcano:
         self.variant, self.tide, self.args = variant, tide, args
         self.stuck_since: dict[str, float] = {}  # job -> when first seen stuck in Restarting (resume_stuck)
         self.resumed: dict[str, int] = {}  # job -> RestartJob Commands the harness sent
+        self.metrics_port = 0  # vc-scheduler's /metrics, once started
 
     @property
     def two_queues(self) -> bool:
@@ -85,11 +87,21 @@ class Volcano:
         k = f"--kubeconfig={cp.kubeconfig}"
         cp.run("vc-controller-manager", [k, "--leader-elect=false", f"--listen-address=127.0.0.1:{free_port()}",
                                          f"--healthz-address=127.0.0.1:{free_port()}"])
+        self.metrics_port = free_port()
         cp.run("vc-scheduler", [k, f"--scheduler-conf={conf_dir / 'scheduler.conf'}", "--leader-elect=false", "--schedule-period=500ms",
-                                f"--listen-address=127.0.0.1:{free_port()}", f"--healthz-address=127.0.0.1:{free_port()}", *self.args])
+                                "--enable-metrics", f"--listen-address=127.0.0.1:{self.metrics_port}",
+                                f"--healthz-address=127.0.0.1:{free_port()}", *self.args])
         if self.two_queues:
             for queue in yaml.safe_load_all((TIDAL_MANIFESTS / "queues" / "queues.yaml").read_text()):
                 await kube.request("POST", "/apis/scheduling.volcano.sh/v1beta1/queues", body=queue)
+
+    def metrics(self) -> str:
+        """vc-scheduler's /metrics (its session and action latencies); "" where it does not answer."""
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=5) as resp:
+                return resp.read().decode()
+        except OSError:
+            return ""
 
     def training(self, name: str, ns: str, replicas: int, image: str, annotations: dict[str, str]) -> list[tuple[str, dict]]:
         """The objects to create for one gang, as (collection path, body)."""
@@ -175,6 +187,9 @@ class KubeSchedulerGangs:
         if args:
             raise ValueError(f"Volcano's flags given to kube-scheduler: {args}")
         self.variant, self.tide = variant, tide if tide in kube_gangs.DISRUPTION_MODES else "all"
+
+    def metrics(self) -> str:
+        return ""  # kube-scheduler serves /metrics only on its authenticated port: not read
 
     async def start(self, cp: LocalControlPlane, kube: Kube, workdir: Path) -> None:
         config = workdir / "kube-scheduler.yaml"  # the profile homing ships (manifests/kube-scheduler)

@@ -169,6 +169,7 @@ def test_waits_are_told_per_step_of_the_day(rec: Recorder, clock: Clock):
     rec.pod_event("MODIFIED", replica("r1", "c"))
     assert rec.summary()["create_to_scheduled_p50_by_phase"] == {"dawn": [2, 1.0], "night": [1, 3.0]}
     assert rec.summary()["create_to_scheduled_p50_by_kind"] == {"rank": [2, 1.0], "replica": [1, 3.0]}
+    assert rec.summary()["replica_creation_span_by_phase"] == {"night": [1, 0.0]}
 
 
 @pytest.mark.parametrize("seen, expected", [

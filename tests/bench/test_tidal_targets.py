@@ -162,3 +162,45 @@ def test_kube_schedulers_gangs_are_held_to_the_gang_aware_bar_and_a_fifth_of_its
     pulls = rows["re-placement pulls <= 0.2 x the same scheduler without homing"]
     assert pulls["measured"] == [0.2, 0.3] and pulls["met"] is False  # 3 of 10 in the second repeat
     assert tidal.DAYS["kube-gangs"].variants == ("kube-scheduler", "kube-scheduler+homing")
+
+
+def test_the_webhook_can_be_switched_off_like_a_preference(tidal):
+    """`-no-webhook`: homing watches, remembers and marks, but the leader writes no webhook
+    configuration, so the day shows what its admissions cost."""
+    v = tidal.parse_variant("volcano+gangpreempt+homing-no-webhook-fast-scale-in")
+    assert (v.scheduler, v.off, v.suffix) == ("volcano+gangpreempt+homing", ("webhook",), "-fast-scale-in")
+    assert v.env == {"HOMING_WEBHOOK__MANAGE_CONFIGURATION": "false"}
+
+
+def test_a_histogram_is_summed_over_the_day_only(tidal):
+    """Counts from before the day (the operator's start-up, say) are taken off; a histogram
+    with nothing in the day is left out."""
+    before = {"round_trip": {0.1: 10.0, 1.0: 10.0, float("inf"): 10.0}, "idle": {1.0: 5.0, float("inf"): 5.0}}
+    after = {"round_trip": {0.1: 10.0, 1.0: 110.0, float("inf"): 110.0}, "idle": {1.0: 5.0, float("inf"): 5.0}}
+    summary = tidal.histogram_summary(after, before)
+    assert summary == {"round_trip": {"n": 100, "p50": 0.55, "p99": 0.991}}
+
+
+def test_volcanos_sessions_and_each_action_are_read_from_its_metrics(tidal):
+    text = "\n".join([
+        "# TYPE volcano_e2e_scheduling_latency_milliseconds histogram",
+        'volcano_e2e_scheduling_latency_milliseconds_bucket{le="100"} 3',
+        'volcano_e2e_scheduling_latency_milliseconds_bucket{le="+Inf"} 4',
+        "volcano_e2e_scheduling_latency_milliseconds_sum 500", "volcano_e2e_scheduling_latency_milliseconds_count 4",
+        "# TYPE volcano_action_scheduling_latency_milliseconds histogram",
+        *[f'volcano_action_scheduling_latency_milliseconds_bucket{{action="{a}",le="{le}"}} {n}'
+          for a, rows in (("allocate", (("1", 2), ("+Inf", 4))), ("gangpreempt", (("1", 4), ("+Inf", 4)))) for le, n in rows],
+        *[f'volcano_action_scheduling_latency_milliseconds_{x}{{action="{a}"}} 4' for a in ("allocate", "gangpreempt") for x in ("sum", "count")],
+        "",
+    ])
+
+    class Cluster:
+        class scheduling:
+            @staticmethod
+            def metrics() -> str:
+                return text
+
+    read = tidal.scheduler_histograms(Cluster)
+    assert set(read) == {"session_ms", "allocate_ms", "gangpreempt_ms"}
+    assert read["allocate_ms"] == {1.0: 2.0, float("inf"): 4.0}
+    assert read["session_ms"][100.0] == 3.0
