@@ -197,16 +197,18 @@ def tide_of(variant: str, d: Day) -> str:
     return f"gang{d.tide}" if "+gangpreempt" in variant else d.tide
 
 
-ADMISSION_HISTOGRAMS = ("apiserver_round_trip", "homing_decision", "homing_loop_lag")
+ADMISSION_HISTOGRAMS = ("apiserver_round_trip", "homing_server", "homing_decision", "homing_loop_lag")
 
 
 async def admission_seconds(c: TidalCluster) -> dict[str, sm.Buckets]:
     """Where an admission's time goes, as histograms (none without homing): the API server's
-    round trip to the webhook, homing's decision alone, and how late homing's event loop ran."""
+    round trip to the webhook, homing's server from a review's arrival to its answer, the
+    decision alone, and how late homing's event loop ran."""
     if c.operator is None:
         return {}
     api, op = await sm.apiserver_metrics(c.kube), c.operator.metrics()
     return dict(zip(ADMISSION_HISTOGRAMS, (sm.buckets(api, sm.APISERVER_WEBHOOK_SECONDS, sm.homing_webhook),
+                                           sm.buckets(op, "homing_admission_seconds"),
                                            sm.buckets(op, "homing_webhook_duration_seconds"),
                                            sm.buckets(op, "homing_event_loop_lag_seconds"))))
 

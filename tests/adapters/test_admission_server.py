@@ -14,7 +14,7 @@ import kopf
 import orjson
 import pytest
 
-from homing.kube import handlers
+from homing.kube import handlers, metrics
 from homing.kube.admission_server import WEBHOOK_ID, AdmissionServer
 
 from .test_admitter import admitter, rank0
@@ -68,6 +68,30 @@ async def test_every_review_goes_to_kopfs_function_and_its_answer_back():
     assert status == 200 and answer == {"response": {"uid": "req-1", "allowed": True, "warnings": ["w"]}}
     assert seen == [(WEBHOOK_ID, "req-1", "application/json")]
     assert connection.lower() != "close"
+
+
+def admissions_timed() -> tuple[float, float]:
+    """(count, sum) of homing_admission_seconds so far."""
+    samples = {m.name: m.value for fam in metrics.ADMISSION_SECONDS.collect() for m in fam.samples}
+    return samples["homing_admission_seconds_count"], samples["homing_admission_seconds_sum"]
+
+
+@pytest.mark.parametrize("fails", [False, True])
+async def test_each_review_is_timed_from_arrival_to_answer_waits_included(fails):
+    """The decision's own histogram misses the time a review waits on the loop: this one has it."""
+    async def fn(data: dict, **_: object) -> dict:
+        await asyncio.sleep(0.05)  # the loop busy with other work
+        if fails:
+            raise RuntimeError("unknown resource")
+        return {"response": {"uid": data["request"]["uid"], "allowed": True}}
+
+    count, total = admissions_timed()
+    async with Served(fn) as s:
+        status, _, _ = await s.post(orjson.dumps(review(rank0())))
+    assert status == 200
+    after_count, after_total = admissions_timed()
+    assert after_count == count + 1
+    assert after_total - total >= 0.05
 
 
 async def test_while_draining_every_answer_closes_its_connection():

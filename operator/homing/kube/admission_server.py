@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+import time
 from collections.abc import AsyncIterator, Callable
 
 import aiohttp.web
 import kopf
 import orjson
 
-from homing.kube import logs
+from homing.kube import logs, metrics
 
 log = logs.get("homing.admission")
 
@@ -52,6 +53,13 @@ class AdmissionServer:
             await runner.cleanup()
 
     async def serve(self, fn: kopf.WebhookFn, request: aiohttp.web.Request) -> aiohttp.web.Response:
+        started = time.perf_counter()
+        try:
+            return await self._answer(fn, request)
+        finally:  # the decision alone is homing_webhook_duration_seconds; this adds the loop's queue
+            metrics.ADMISSION_SECONDS.observe(time.perf_counter() - started)
+
+    async def _answer(self, fn: kopf.WebhookFn, request: aiohttp.web.Request) -> aiohttp.web.Response:
         try:
             review = orjson.loads(await request.read())
         except ValueError as err:  # orjson.JSONDecodeError is one

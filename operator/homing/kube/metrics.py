@@ -17,6 +17,11 @@ WEBHOOK_SECONDS = Histogram(
     "Time spent deciding one admission",
     buckets=(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0),
 )
+ADMISSION_SECONDS = Histogram(
+    "homing_admission_seconds",
+    "Time from a review reaching the webhook server to its answer: the decision and every wait on the operator's loop",
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
+)
 MEMORY_RANKS = Gauge("homing_memory_ranks", "Ranks remembered")
 MEMORY_OWNERS = Gauge("homing_memory_owners", "Owners remembered")
 STORE_WRITES = Counter("homing_store_writes_total", "PlacementMemory writes")
