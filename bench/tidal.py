@@ -213,6 +213,11 @@ async def admission_seconds(c: TidalCluster) -> dict[str, sm.Buckets]:
                                            sm.buckets(op, "homing_event_loop_lag_seconds"))))
 
 
+def admission_connections(c: TidalCluster) -> float:
+    """TLS connections homing's webhook has served reviews on (0 without homing)."""
+    return sum(sm.counters(c.operator.metrics(), "homing_admission_connections", "").values()) if c.operator else 0.0
+
+
 SESSION_MS = "volcano_e2e_scheduling_latency_milliseconds"
 ACTION_MS = "volcano_action_scheduling_latency_milliseconds"
 
@@ -248,11 +253,14 @@ async def run(variant: str, day_name: str, superpods: int, volcano_args: tuple[s
     try:
         await c.start()
         before, webhook_before, sessions_before = c.cpu_seconds(), await admission_seconds(c), scheduler_histograms(c)
+        connections_before = admission_connections(c)
         await day(c, d)
         after, webhook_after, sessions_after = c.cpu_seconds(), await admission_seconds(c), scheduler_histograms(c)
+        connections = admission_connections(c) - connections_before
         cpu = {name: round(after[name] - before.get(name, 0.0), 1) for name in after}  # seconds of CPU during the day
         result = {**c.recorder.summary(), "gang_restarts": await c.gang_restarts(), "cpu_s": cpu,
                   "admission_s": histogram_summary(webhook_after, webhook_before),
+                  "admission_connections": int(connections),
                   "scheduler": histogram_summary(sessions_after, sessions_before)}
     finally:
         await c.stop()
@@ -267,7 +275,7 @@ async def run(variant: str, day_name: str, superpods: int, volcano_args: tuple[s
         f"{result['replacement_pulls']} ({result['replacement_pull_minutes']} min) all {result['pulls']} "
         f"gang restarts {result['gang_restarts']} p50 {result['create_to_scheduled_p50_s']} "
         f"(by kind {result['create_to_scheduled_p50_by_kind']}; gang creation {result['gang_creation_spread_s']}; "
-        f"admission {result['admission_s']}; scheduler {result['scheduler']})")
+        f"admission {result['admission_s']} on {result['admission_connections']} connections; scheduler {result['scheduler']})")
     return result
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import ssl
 from types import SimpleNamespace
 
 import aiohttp
@@ -14,7 +15,7 @@ import kopf
 import orjson
 import pytest
 
-from homing.kube import handlers, metrics
+from homing.kube import handlers, metrics, tls
 from homing.kube.admission_server import WEBHOOK_ID, AdmissionServer
 
 from .test_admitter import admitter, rank0
@@ -92,6 +93,35 @@ async def test_each_review_is_timed_from_arrival_to_answer_waits_included(fails)
     after_count, after_total = admissions_timed()
     assert after_count == count + 1
     assert after_total - total >= 0.05
+
+
+def connections_counted() -> float:
+    return next(m.value for fam in metrics.ADMISSION_CONNECTIONS.collect() for m in fam.samples if m.name.endswith("_total"))
+
+
+async def test_tls_connections_are_counted_once_each_however_many_reviews_they_carry(tmp_path):
+    """A handshake a connection: reviews kept alive on one connection count it once."""
+    cert, key, ca = tls.write(tls.new_files(["127.0.0.1"]), str(tmp_path))
+    server_side = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_side.load_cert_chain(cert, key)
+    client_side = ssl.create_default_context(cadata=ca.decode())
+
+    async def fn(data: dict, **_: object) -> dict:
+        return {"response": {"uid": data["request"]["uid"], "allowed": True}}
+
+    port, before = free_port(), connections_counted()
+    server = AdmissionServer("127.0.0.1", port, server_side, draining=lambda: False)
+    configs = server(fn)
+    await configs.__anext__()
+    try:
+        for _ in range(2):  # two sessions, two connections; three reviews on each
+            async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=client_side, limit=1)) as session:
+                for _ in range(3):
+                    async with session.post(f"https://127.0.0.1:{port}/{WEBHOOK_ID}", data=orjson.dumps(review(rank0()))) as resp:
+                        assert resp.status == 200
+    finally:
+        await configs.aclose()
+    assert connections_counted() - before == 2
 
 
 async def test_while_draining_every_answer_closes_its_connection():

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 import time
+import weakref
 from collections.abc import AsyncIterator, Callable
 
 import aiohttp.web
@@ -33,6 +34,7 @@ def allowed_unchanged(review: dict) -> dict:
 class AdmissionServer:
     def __init__(self, addr: str, port: int, context: ssl.SSLContext | None, draining: Callable[[], bool]) -> None:
         self.addr, self.port, self.context, self.draining = addr, port, context, draining
+        self.connections: weakref.WeakSet[ssl.SSLObject] = weakref.WeakSet()  # one TLS object a connection
 
     async def __call__(self, fn: kopf.WebhookFn) -> AsyncIterator[kopf.WebhookClientConfig]:
         async def serve(request: aiohttp.web.Request) -> aiohttp.web.Response:
@@ -54,6 +56,10 @@ class AdmissionServer:
 
     async def serve(self, fn: kopf.WebhookFn, request: aiohttp.web.Request) -> aiohttp.web.Response:
         started = time.perf_counter()
+        tls = request.transport.get_extra_info("ssl_object") if request.transport else None
+        if tls is not None and tls not in self.connections:
+            self.connections.add(tls)
+            metrics.ADMISSION_CONNECTIONS.inc()
         try:
             return await self._answer(fn, request)
         finally:  # the decision alone is homing_webhook_duration_seconds; this adds the loop's queue

@@ -22,6 +22,11 @@ ADMISSION_SECONDS = Histogram(
     "Time from a review reaching the webhook server to its answer: the decision and every wait on the operator's loop",
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
 )
+ADMISSION_CONNECTIONS = Counter(
+    "homing_admission_connections_total",
+    "TLS connections reviews came on, counted at each one's first review: a burst larger than the "
+    "API server's pool of idle connections opens new ones, each a handshake",
+)
 MEMORY_RANKS = Gauge("homing_memory_ranks", "Ranks remembered")
 MEMORY_OWNERS = Gauge("homing_memory_owners", "Owners remembered")
 STORE_WRITES = Counter("homing_store_writes_total", "PlacementMemory writes")
