@@ -25,6 +25,7 @@ from homing.engine.memory.entries import FaultMark, OwnerMemory, RankEntry  # no
 from homing.engine.model import OwnerRef  # noqa: E402
 from homing.placementmemory.schema import PlacementMemoryStatus  # noqa: E402
 
+# the modules, not the package's functions of the same names
 encode = importlib.import_module("homing.placementmemory.encode")
 decode = importlib.import_module("homing.placementmemory.decode")
 RESULTS = ROOT / "bench" / "results" / "decode-rows.json"

@@ -8,7 +8,7 @@ import json
 import os
 import urllib.request
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -17,21 +17,30 @@ from homing.kube.client import Kube
 Buckets = dict[float, float]  # upper bound -> cumulative count
 
 
+def _bucket_samples(text: str, family: str) -> Iterator[tuple[dict[str, str], float, float]]:
+    """(labels, upper bound, cumulative count) of each bucket sample of one histogram."""
+    for fam in text_string_to_metric_families(text):
+        if fam.name == family:
+            for sample in fam.samples:
+                if sample.name.endswith("_bucket"):
+                    yield sample.labels, float(sample.labels["le"]), sample.value
+
+
 def buckets(text: str, family: str, where: Callable[[dict[str, str]], bool] = lambda _: True) -> Buckets:
     """One histogram's cumulative buckets, summed over the series `where` accepts."""
     out: Buckets = defaultdict(float)
-    for fam in text_string_to_metric_families(text):
-        if fam.name != family:
-            continue
-        for sample in fam.samples:
-            if sample.name.endswith("_bucket") and where(sample.labels):
-                out[float(sample.labels["le"])] += sample.value
+    for labels, le, value in _bucket_samples(text, family):
+        if where(labels):
+            out[le] += value
     return dict(out)
 
 
-def series_labels(text: str, family: str) -> list[dict[str, str]]:
-    """The label sets of one family's samples."""
-    return [sample.labels for fam in text_string_to_metric_families(text) if fam.name == family for sample in fam.samples]
+def buckets_by(text: str, family: str, label: str) -> dict[str, Buckets]:
+    """One histogram's cumulative buckets for each value of one label, summed over the others."""
+    out: dict[str, Buckets] = defaultdict(lambda: defaultdict(float))
+    for labels, le, value in _bucket_samples(text, family):
+        out[labels.get(label, "")][le] += value
+    return {value: dict(b) for value, b in out.items()}
 
 
 def counters(text: str, family: str, label: str) -> dict[str, float]:

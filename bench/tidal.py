@@ -197,48 +197,53 @@ def tide_of(variant: str, d: Day) -> str:
     return f"gang{d.tide}" if "+gangpreempt" in variant else d.tide
 
 
-ADMISSION_HISTOGRAMS = ("apiserver_round_trip", "homing_server", "homing_decision", "homing_loop_lag")
-
-
-async def admission_seconds(c: TidalCluster) -> dict[str, sm.Buckets]:
-    """Where an admission's time goes, as histograms (none without homing): the API server's
-    round trip to the webhook, homing's server from a review's arrival to its answer, the
-    decision alone, and how late homing's event loop ran."""
-    if c.operator is None:
-        return {}
-    api, op = await sm.apiserver_metrics(c.kube), c.operator.metrics()
-    return dict(zip(ADMISSION_HISTOGRAMS, (sm.buckets(api, sm.APISERVER_WEBHOOK_SECONDS, sm.homing_webhook),
-                                           sm.buckets(op, "homing_admission_seconds"),
-                                           sm.buckets(op, "homing_webhook_duration_seconds"),
-                                           sm.buckets(op, "homing_event_loop_lag_seconds"))))
-
-
-def admission_connections(c: TidalCluster) -> float:
-    """TLS connections homing's webhook has served reviews on (0 without homing)."""
-    return sum(sm.counters(c.operator.metrics(), "homing_admission_connections", "").values()) if c.operator else 0.0
-
-
 SESSION_MS = "volcano_e2e_scheduling_latency_milliseconds"
 ACTION_MS = "volcano_action_scheduling_latency_milliseconds"
 
 
-def scheduler_histograms(c: TidalCluster) -> dict[str, sm.Buckets]:
-    """How long Volcano's sessions and each action in them took (ms); none for kube-scheduler."""
-    text = c.scheduling.metrics()
-    if not text:
-        return {}
-    actions = {labels["action"] for labels in sm.series_labels(text, ACTION_MS)}
-    return {"session_ms": sm.buckets(text, SESSION_MS),
-            **{f"{a}_ms": sm.buckets(text, ACTION_MS, lambda labels, a=a: labels.get("action") == a) for a in sorted(actions)}}
+@dataclass
+class Readings:
+    """What the processes' own counters say at one moment; the day is the difference of two."""
+
+    cpu: dict[str, float]  # process -> CPU seconds
+    admission: dict[str, sm.Buckets]  # where an admission's time goes (none without homing)
+    connections: float  # TLS connections homing's webhook served reviews on
+    scheduler: dict[str, sm.Buckets]  # Volcano's sessions and each action in them, ms (none for kube-scheduler)
+
+
+async def readings(c: TidalCluster) -> Readings:
+    """The API server's round trip to homing's webhook, homing's server from a review's arrival to
+    its answer, its decision alone and how late its loop ran; Volcano's session and action times."""
+    admission, connections = {}, 0.0
+    if c.operator is not None:
+        api, op = await sm.apiserver_metrics(c.kube), c.operator.metrics()
+        admission = {"apiserver_round_trip": sm.buckets(api, sm.APISERVER_WEBHOOK_SECONDS, sm.homing_webhook),
+                     "homing_server": sm.buckets(op, "homing_admission_seconds"),
+                     "homing_decision": sm.buckets(op, "homing_webhook_duration_seconds"),
+                     "homing_loop_lag": sm.buckets(op, "homing_event_loop_lag_seconds")}
+        connections = sum(sm.counters(op, "homing_admission_connections", "").values())
+    scheduler: dict[str, sm.Buckets] = {}
+    if text := c.scheduling.metrics():
+        scheduler = {"session_ms": sm.buckets(text, SESSION_MS),
+                     **{f"{action}_ms": b for action, b in sorted(sm.buckets_by(text, ACTION_MS, "action").items())}}
+    return Readings(c.cpu_seconds(), admission, connections, scheduler)
 
 
 def histogram_summary(after: dict[str, sm.Buckets], before: dict[str, sm.Buckets]) -> dict:
+    """Each histogram's count, p50 and p99 over what it gathered between two readings; left out if nothing."""
     out = {}
     for name in after:
         day = sm.delta(after[name], before.get(name, {}))
         if sm.count(day):
             out[name] = {"n": int(sm.count(day)), "p50": round(sm.quantile(day, 0.5), 4), "p99": round(sm.quantile(day, 0.99), 4)}
     return out
+
+
+def the_day(before: Readings, after: Readings) -> dict:
+    return {"cpu_s": {name: round(after.cpu[name] - before.cpu.get(name, 0.0), 1) for name in after.cpu},
+            "admission_s": histogram_summary(after.admission, before.admission),
+            "admission_connections": int(after.connections - before.connections),
+            "scheduler": histogram_summary(after.scheduler, before.scheduler)}
 
 
 async def run(variant: str, day_name: str, superpods: int, volcano_args: tuple[str, ...] = ()) -> dict:
@@ -252,16 +257,9 @@ async def run(variant: str, day_name: str, superpods: int, volcano_args: tuple[s
                      tide=tide_of(base, d), controller_manager_args=setting.controller_manager)
     try:
         await c.start()
-        before, webhook_before, sessions_before = c.cpu_seconds(), await admission_seconds(c), scheduler_histograms(c)
-        connections_before = admission_connections(c)
+        before = await readings(c)
         await day(c, d)
-        after, webhook_after, sessions_after = c.cpu_seconds(), await admission_seconds(c), scheduler_histograms(c)
-        connections = admission_connections(c) - connections_before
-        cpu = {name: round(after[name] - before.get(name, 0.0), 1) for name in after}  # seconds of CPU during the day
-        result = {**c.recorder.summary(), "gang_restarts": await c.gang_restarts(), "cpu_s": cpu,
-                  "admission_s": histogram_summary(webhook_after, webhook_before),
-                  "admission_connections": int(connections),
-                  "scheduler": histogram_summary(sessions_after, sessions_before)}
+        result = {**c.recorder.summary(), "gang_restarts": await c.gang_restarts(), **the_day(before, await readings(c))}
     finally:
         await c.stop()
         for k, v in saved.items():

@@ -11,7 +11,7 @@ import subprocess
 import tempfile
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -100,6 +100,11 @@ class PodSeen:
     reason: str = ""  # homing's decision reason, when it made one
     preferred: list[tuple[int, set[str]]] = field(default_factory=list)  # its preferred node terms: (weight, node names)
 
+    @property
+    def job(self) -> str:
+        """The training job a rank belongs to (its key's first part)."""
+        return self.key.split("/")[0]
+
 
 @dataclass
 class PullRecord:
@@ -131,8 +136,7 @@ class Recorder:
     pool_nodes: dict[str, set[str]] = field(default_factory=dict)  # pool key -> nodes it ran on
     nodes: dict[str, dict] = field(default_factory=dict)  # name -> {"ready": bool, "superpod": str}
     replacements: list[Replacement] = field(default_factory=list)
-    latencies_by_phase: dict[str, list[float]] = field(default_factory=dict)  # create -> bound, by step of the day
-    latencies_by_kind: dict[str, list[float]] = field(default_factory=dict)  # create -> bound: "rank" or "replica"
+    waits: list[tuple[str, str, float]] = field(default_factory=list)  # (step of the day, "rank" or "replica", create -> bound s)
     ranks_seen: dict[str, list[float]] = field(default_factory=dict)  # job -> when each of its pods was first seen
     replicas_seen: dict[str, list[float]] = field(default_factory=dict)  # phase -> when each new replica was first seen
     started: list[tuple[str, str]] = field(default_factory=list)  # (node, image) to report
@@ -235,7 +239,7 @@ class Recorder:
         if gone is not None and gone.node:
             self.released[gone.node] = now
             if gone.ranked:
-                self.rank_losses.setdefault(gone.key.split("/")[0], []).append(now)
+                self.rank_losses.setdefault(gone.job, []).append(now)
 
     def pod_event(self, kind: str | None, pod: dict) -> None:
         now = time.monotonic()
@@ -266,7 +270,7 @@ class Recorder:
             key, ranked = self.key_of(pod)
             seen = self.pods[uid] = PodSeen(key, image, self.images.get(image, 0.0), npus, now, ranked)
             if ranked:
-                self.ranks_seen.setdefault(key.split("/")[0], []).append(now)
+                self.ranks_seen.setdefault(seen.job, []).append(now)
             else:
                 self.replicas_seen.setdefault(self.phase, []).append(now)
             self.last_change = now
@@ -275,8 +279,7 @@ class Recorder:
             seen.node, seen.bound = node, now
             self.last_bind = self.last_change = now
             if kind is not None:  # not from the initial listing
-                self.latencies_by_phase.setdefault(self.phase, []).append(now - seen.seen)
-                self.latencies_by_kind.setdefault("rank" if seen.ranked else "replica", []).append(now - seen.seen)
+                self.waits.append((self.phase, "rank" if seen.ranked else "replica", now - seen.seen))
             self._judge(pod, seen, uid)
         if node and not seen.started and pod.get("status", {}).get("phase") == "Running":
             seen.started = True
@@ -387,7 +390,7 @@ class Recorder:
         home = sum(1 for x in r if x.outcome == "home")
         feasible = [x for x in r if x.feasible]
         home_of_feasible = sum(1 for x in feasible if x.outcome == "home")
-        lat = sorted(x for waits in self.latencies_by_phase.values() for x in waits)
+        lat = sorted(wait for _, _, wait in self.waits)
         cold = [p for p in self.pull_records if not p.seen.warm_room]
         cold_at_bind = [p for p in self.pull_records if not p.seen.warm_at_bind]
         pulls_by_phase = {phase: dict(row) for phase, row in self.pulls_by_phase.items()}
@@ -422,10 +425,8 @@ class Recorder:
             "nodes_dropped": sum(1 for t in self.transitions if not t[3]),  # 2 in the scripted day (its faults); more is flapping
             "create_to_scheduled_p50_s": round(statistics.median(lat), 3) if lat else None,
             "create_to_scheduled_p99_s": round(lat[min(len(lat) - 1, int(0.99 * (len(lat) - 1) + 0.5))], 3) if lat else None,
-            "create_to_scheduled_p50_by_phase": {k: [len(v), round(statistics.median(v), 3)]
-                                                 for k, v in self.latencies_by_phase.items()},  # [pods, p50 s]
-            "create_to_scheduled_p50_by_kind": {k: [len(v), round(statistics.median(v), 3)]
-                                                for k, v in self.latencies_by_kind.items()},  # [pods, p50 s]
+            "create_to_scheduled_p50_by_phase": medians((phase, wait) for phase, _, wait in self.waits),
+            "create_to_scheduled_p50_by_kind": medians((kind, wait) for _, kind, wait in self.waits),
             "gang_creation_spread_s": gang_creation_spread(self.ranks_seen),
             # phase -> [replicas created, s from the first to the last]: a ReplicaSet creates in batches, each
             # after the last one's admissions answered
@@ -434,6 +435,14 @@ class Recorder:
 
 
 # -- the cluster -------------------------------------------------------------------------------
+
+def medians(pairs: Iterable[tuple[str, float]]) -> dict[str, list]:
+    """{group: [how many, their median rounded to ms]} of (group, value) pairs, groups in first-seen order."""
+    groups: dict[str, list[float]] = {}
+    for group, value in pairs:
+        groups.setdefault(group, []).append(value)
+    return {group: [len(values), round(statistics.median(values), 3)] for group, values in groups.items()}
+
 
 def gang_creation_spread(seen_by_job: dict[str, list[float]], apart: float = 5.0) -> dict[str, float | int]:
     """How long a gang's pods took to appear, first to last, over every (re)creation of every
@@ -672,8 +681,7 @@ class TidalCluster:
         live: dict[str, set[str]] = {}
         for p in self.recorder.pods.values():
             if p.ranked and not p.leaving and (p.node or not bound):
-                job, _, rank = p.key.rpartition("/")
-                live.setdefault(job.split("/")[0], set()).add(rank)
+                live.setdefault(p.job, set()).add(p.key.rpartition("/")[2])
         return live
 
     async def pending_state(self, key_prefix: str, nodes: tuple[str, ...] = ()) -> dict:

@@ -4,7 +4,6 @@ TidalCluster asks it for the control plane's switches, starts it, and submits th
 day's workloads through it; nothing else in the harness tells the two apart."""
 from __future__ import annotations
 
-import urllib.request
 from pathlib import Path
 
 import yaml
@@ -14,6 +13,7 @@ from homing_e2e import kube_gangs
 from homing_e2e import objects as o
 from homing_e2e.cluster import E2E_DIR, LocalControlPlane, free_port
 from homing_e2e.modules import pinned_dir
+from homing_e2e.operator_process import scrape
 from homing_e2e.scheduler import PROFILE as SCHEDULER_PROFILE
 from homing_e2e.scheduler import config_text as scheduler_config_text
 
@@ -97,11 +97,7 @@ class Volcano:
 
     def metrics(self) -> str:
         """vc-scheduler's /metrics (its session and action latencies); "" where it does not answer."""
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=5) as resp:
-                return resp.read().decode()
-        except OSError:
-            return ""
+        return scrape(self.metrics_port)
 
     def training(self, name: str, ns: str, replicas: int, image: str, annotations: dict[str, str]) -> list[tuple[str, dict]]:
         """The objects to create for one gang, as (collection path, body)."""

@@ -169,7 +169,20 @@ def test_waits_are_told_per_step_of_the_day(rec: Recorder, clock: Clock):
     rec.pod_event("MODIFIED", replica("r1", "c"))
     assert rec.summary()["create_to_scheduled_p50_by_phase"] == {"dawn": [2, 1.0], "night": [1, 3.0]}
     assert rec.summary()["create_to_scheduled_p50_by_kind"] == {"rank": [2, 1.0], "replica": [1, 3.0]}
-    assert rec.summary()["replica_creation_span_by_phase"] == {"night": [1, 0.0]}
+
+
+def test_a_steps_replicas_are_timed_first_to_last_creation(rec: Recorder, clock: Clock):
+    """A ReplicaSet creates a wave in batches; ranks and bindings are not counted."""
+    rec.phase = "morning"
+    for uid, gap in (("r1", 0.0), ("r2", 0.5), ("r3", 2.0)):
+        clock.now += gap
+        rec.pod_event("ADDED", replica(uid))
+    rec.pod_event("ADDED", rank_pod("p1", 0))
+    clock.now += 4.0
+    rec.pod_event("MODIFIED", replica("r1", "a"))
+    rec.phase = "night"
+    rec.pod_event("ADDED", replica("r4"))
+    assert rec.summary()["replica_creation_span_by_phase"] == {"morning": [3, 2.5], "night": [1, 0.0]}
 
 
 @pytest.mark.parametrize("seen, expected", [

@@ -181,7 +181,7 @@ def test_a_histogram_is_summed_over_the_day_only(tidal):
     assert summary == {"round_trip": {"n": 100, "p50": 0.55, "p99": 0.991}}
 
 
-def test_volcanos_sessions_and_each_action_are_read_from_its_metrics(tidal):
+async def test_volcanos_sessions_and_each_action_are_read_from_its_metrics(tidal):
     text = "\n".join([
         "# TYPE volcano_e2e_scheduling_latency_milliseconds histogram",
         'volcano_e2e_scheduling_latency_milliseconds_bucket{le="100"} 3',
@@ -195,12 +195,28 @@ def test_volcanos_sessions_and_each_action_are_read_from_its_metrics(tidal):
     ])
 
     class Cluster:
+        operator = None  # no homing: no admission figures
+
         class scheduling:
             @staticmethod
             def metrics() -> str:
                 return text
 
-    read = tidal.scheduler_histograms(Cluster)
-    assert set(read) == {"session_ms", "allocate_ms", "gangpreempt_ms"}
-    assert read["allocate_ms"] == {1.0: 2.0, float("inf"): 4.0}
-    assert read["session_ms"][100.0] == 3.0
+        @staticmethod
+        def cpu_seconds() -> dict[str, float]:
+            return {"vc-scheduler": 2.5}
+
+    read = await tidal.readings(Cluster)
+    assert set(read.scheduler) == {"session_ms", "allocate_ms", "gangpreempt_ms"}
+    assert read.scheduler["allocate_ms"] == {1.0: 2.0, float("inf"): 4.0}
+    assert read.scheduler["session_ms"][100.0] == 3.0
+    assert (read.admission, read.connections) == ({}, 0.0)
+
+
+def test_the_day_is_the_difference_of_two_readings(tidal):
+    before = tidal.Readings({"homing": 1.0}, {"round_trip": {0.1: 1.0, float("inf"): 1.0}}, 3.0, {})
+    after = tidal.Readings({"homing": 4.25, "vc-scheduler": 2.0}, {"round_trip": {0.1: 3.0, float("inf"): 3.0}}, 10.0, {})
+    assert tidal.the_day(before, after) == {
+        "cpu_s": {"homing": 3.2, "vc-scheduler": 2.0},
+        "admission_s": {"round_trip": {"n": 2, "p50": 0.05, "p99": 0.099}},
+        "admission_connections": 7, "scheduler": {}}

@@ -2,9 +2,9 @@
 (`settings.admission.server`): kopf hands over the function that runs the registered
 `@kopf.on.mutate` handler (handlers.py), and this server calls it for every review. What it
 adds to kopf's own server: TLS from certstore's one SSLContext (certificates renewed in place,
-no restart of the server), `Connection: close` on every answer while draining (drain.py), and
-an allowed, unchanged answer should anything fail (behaviour.md "Operation": the webhook
-never rejects a pod)."""
+no restart of the server), `Connection: close` on every answer while draining (drain.py), an
+allowed, unchanged answer should anything fail (behaviour.md "Operation": the webhook never
+rejects a pod), and each review timed with its waits on the loop, each connection counted."""
 from __future__ import annotations
 
 import asyncio
