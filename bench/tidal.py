@@ -2,9 +2,10 @@
 by every variant on 64 fake 8-NPU nodes (--repeats times, interleaved, so the shared
 machine's load falls on all alike), then by LARGE_VARIANTS on 304 nodes. Variants:
 plain Volcano, its image locality, its gang-aware preemption (`gangpreempt`, or
-`gangreclaim` on a reclaim day), homing on each; `volcano+homing-no-<preference>`
-switches one behaviour.md "Beyond the home" preference off. Writes bench/results/tidal.json (`days`, and
-`runs` = the first day at 64 nodes), tidal.md (tables, targets), tidal.svg.
+`gangreclaim` on a reclaim day), homing on each; `volcano+homing-no-<part>` switches one
+part off (a behaviour.md "Beyond the home" preference, the deletion-cost marks, the webhook).
+Writes bench/results/tidal.json (`days`, and `runs` = the first day at 64 nodes), tidal.md
+(tables, targets), tidal.svg.
 
     .venv/bin/python bench/tidal.py [--days tidal shared] [--variants ...] [--repeats 3]
         [--superpods 8] [--large-superpods 38] [--large-variants ...] [--skip-large] [--out tidal.json]
@@ -135,9 +136,9 @@ async def day(c: TidalCluster, d: Day) -> None:
         log(f"  {step}: inference {replicas}{await unbound(c, step)}")
 
 
-# switchable: behaviour.md's preferences, the deletion-cost marks, and the webhook itself (homing then
-# watches, remembers and marks, but admits nothing: what its admissions cost the day)
-PREFERENCES = ("claimed-homes", "image-warm", "vacant-homes", "displace-few", "free-room", "deletion-marks", "webhook")
+# what a variant's `-no-<part>` switches off: behaviour.md's preferences, the deletion-cost marks, and
+# the webhook itself (homing then watches, remembers and marks, but admits nothing: what admission costs)
+ABLATIONS = ("claimed-homes", "image-warm", "vacant-homes", "displace-few", "free-room", "deletion-marks", "webhook")
 SWITCHES = {"deletion-marks": "HOMING_DELETION_COST__ENABLED",
             "webhook": "HOMING_WEBHOOK__MANAGE_CONFIGURATION"}  # the rest are HOMING_PREFERENCES__<NAME>
 
@@ -162,17 +163,17 @@ SETTINGS = {
 
 @dataclass(frozen=True)
 class Variant:
-    """A variant's name read once: `<scheduler>[-no-<preference>]...[<setting>]...`, e.g.
+    """A variant's name read once: `<scheduler>[-no-<part>]...[<setting>]...`, e.g.
     'volcano+homing-no-image-warm-fast-scale-in'."""
 
     scheduler: str  # 'volcano+homing': what runs
-    off: tuple[str, ...]  # behaviour.md "Beyond the home" preferences switched off (what each one buys)
+    off: tuple[str, ...]  # ABLATIONS switched off (what each one buys)
     suffix: str  # the cluster settings' suffix, '' for none; runs are compared within one
     setting: Setting
 
     @property
     def env(self) -> dict[str, str]:
-        """The operator's environment that switches the preferences off."""
+        """The operator's environment that switches those parts off."""
         return {SWITCHES.get(pref, f"HOMING_PREFERENCES__{pref.replace('-', '_').upper()}"): "false" for pref in self.off}
 
     @property
@@ -186,7 +187,7 @@ def parse_variant(name: str) -> Variant:
     while match := next((x for x in SETTINGS if rest.endswith(x)), None):
         rest, names = rest[: -len(match)], [match, *names]
     off = []
-    while match := next((p for p in PREFERENCES if rest.endswith(f"-no-{p}")), None):
+    while match := next((p for p in ABLATIONS if rest.endswith(f"-no-{p}")), None):
         rest, off = rest[: -len(f"-no-{match}")], [match, *off]
     flags = [SETTINGS[n] for n in names]
     return Variant(rest, tuple(off), "".join(names), Setting(tuple(f for x in flags for f in x.controller_manager),
@@ -540,7 +541,7 @@ async def main() -> None:
     ap.add_argument("--skip-large", action="store_true")
     ap.add_argument("--render-only", action="store_true", help="redraw the table and chart from the results file")
     ap.add_argument("--variants", nargs="+",
-                    help="default: the day's own (VARIANTS, KUBE_VARIANTS); also volcano+homing-no-<preference> (preferences: " + ", ".join(PREFERENCES) + ")"
+                    help="default: the day's own (VARIANTS, KUBE_VARIANTS); also volcano+homing-no-<part> (parts: " + ", ".join(ABLATIONS) + ")"
                     ", and any variant with a cluster setting's suffix (" + ", ".join(SETTINGS) + ")")
     ap.add_argument("--out", default="tidal.json", help="results file under bench/results/")
     ap.add_argument("--merge", nargs="+", metavar="FILE", help="combine the repeats of earlier results files into --out")

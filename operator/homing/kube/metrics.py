@@ -24,8 +24,7 @@ ADMISSION_SECONDS = Histogram(
 )
 ADMISSION_CONNECTIONS = Counter(
     "homing_admission_connections_total",
-    "TLS connections reviews came on, counted at each one's first review: a burst larger than the "
-    "API server's pool of idle connections opens new ones, each a handshake",
+    "TLS connections reviews came on, each counted at its first review (a new one is a handshake)",
 )
 MEMORY_RANKS = Gauge("homing_memory_ranks", "Ranks remembered")
 MEMORY_OWNERS = Gauge("homing_memory_owners", "Owners remembered")
