@@ -25,7 +25,12 @@ if ! "$kind" get clusters 2>/dev/null | grep -qx "$name"; then
     config=$(grep -v '^  disableDefaultCNI: true' "$e2e/kind/cluster.yaml")
   fi
   "$kind" create cluster --name "$name" --image "$NODE_IMAGE" --config <(echo "$config")
+else
+  echo "kind cluster $name exists: reused" >&2
 fi
+# Written either way: a cluster kept from another checkout (or a deleted file) leaves none here,
+# and kubectl without one talks to localhost:8080.
+"$kind" export kubeconfig --name "$name" --kubeconfig "$KUBECONFIG" >/dev/null
 
 # Pod networking: each node's pod CIDR on ptp veths (CNI config), the other nodes' CIDRs routed
 # via their addresses, traffic leaving the cluster masqueraded.

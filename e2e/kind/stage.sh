@@ -11,6 +11,10 @@ cd "$(dirname "$0")/../.."
 # kind-pulls` or `make kind-tidal` on their own are the benchmarks and write there.
 export HOMING_KIND_RESULTS=${HOMING_KIND_RESULTS:-$PWD/e2e/.kind/results}
 start=$SECONDS
+make --no-print-directory kind-up
+# Up again with no kubeconfig here, as a fresh clone finds a cluster kept by another checkout:
+# the cluster is reused and its kubeconfig written anew.
+rm -f e2e/.kind/kubeconfig
 for target in kind-up kind-e2e kind-install kind-pulls kind-tidal kind-install-helm; do
   t=$SECONDS
   make --no-print-directory "$target"
