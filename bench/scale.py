@@ -35,7 +35,6 @@ import asyncio
 import json
 import os
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -45,18 +44,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import noop_floor  # noqa: E402
 import scale_chart  # noqa: E402
 import scale_cluster as fill  # noqa: E402
 import scale_measure as m  # noqa: E402
-from homing.config import Settings  # noqa: E402
-from homing.engine.model import OwnerRef  # noqa: E402
-from homing.kube import webhookconfig  # noqa: E402
 from homing.kube.client import Kube  # noqa: E402
 from homing.kube.reflector import Reflector  # noqa: E402
 from homing.placementmemory import GROUP, PLURAL, VERSION, belonging, merge, read_object, shard_name  # noqa: E402
 from homing_e2e import objects, volcano  # noqa: E402
-from homing_e2e.cluster import BIN_DIR, LocalControlPlane, build_binaries, free_port  # noqa: E402
-from homing_e2e.pki import serving_pair  # noqa: E402
+from homing_e2e.cluster import LocalControlPlane, build_binaries  # noqa: E402
 from homing_e2e.operator_process import OperatorProcess, scrape  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -378,34 +374,6 @@ async def run_step(step: Step) -> tuple[dict, dict]:
         print(f"control plane: {cp_workdir}")
 
 
-def noop_command(kind: str, port: int, tls_dir: Path, metrics_port: int) -> list[str]:
-    """The no-op webhook's command: Python (aiohttp, as homing serves) or Go (net/http,
-    built into the harness's binary cache; Go's build cache makes a rebuild instant)."""
-    if kind == "noop":
-        return [sys.executable, str(HERE / "noop_webhook.py"), "--port", str(port), "--tls-dir", str(tls_dir),
-                "--metrics-port", str(metrics_port)]
-    binary = BIN_DIR / "noop-webhook"
-    subprocess.run(["go", "build", "-o", str(binary), "main.go"], cwd=HERE / "noopwebhook", check=True)
-    return [str(binary), "--port", str(port), "--tls-dir", str(tls_dir)]
-
-
-async def noop_webhook(kube: Kube, workdir: Path, served: OwnerRef, kind: str) -> tuple[subprocess.Popen, int | None]:
-    """A no-op webhook registered exactly as homing registers itself (same names,
-    selectors, timeout), once the API server calls it; with its metrics port (Python's)."""
-    ca = serving_pair(workdir / "tls", "noop-webhook")
-    port, metrics_port = free_port(), free_port()
-    proc = subprocess.Popen(noop_command(kind, port, workdir / "tls", metrics_port))
-    await kube.request("POST", webhookconfig.API_PATH,
-                       body=webhookconfig.configuration(Settings(webhook={"url": f"https://127.0.0.1:{port}"}), ca))
-    probe = fill.pod_body(served, 0, "probe")  # dry run: nothing stored
-    for _ in range(300):
-        await kube.request("POST", f"/api/v1/namespaces/{served.namespace}/pods", body=probe, query=[("dryRun", "All")])
-        if m.count(m.buckets(await m.apiserver_metrics(kube), m.APISERVER_WEBHOOK_SECONDS, m.homing_webhook)):
-            return proc, (metrics_port if kind == "noop" else None)
-        await asyncio.sleep(0.2)
-    raise TimeoutError("the no-op webhook was never called")
-
-
 async def run_floor_step(step: Step, kind: str) -> tuple[dict, dict]:
     """The same fill and burst with a no-op webhook in homing's place: what the API server
     and this machine cost a webhook, whatever it decides."""
@@ -415,7 +383,8 @@ async def run_floor_step(step: Step, kind: str) -> tuple[dict, dict]:
     try:
         log(f"floor step {asdict(step)}: filling the API server")
         lay, filled = await fill_cluster(kube, step)
-        proc, metrics_port = await noop_webhook(kube, Path(tempfile.mkdtemp(prefix="homing-scale-noop-")), lay.burst.ref, kind)
+        proc, metrics_port = await noop_floor.start(kube, Path(tempfile.mkdtemp(prefix="homing-scale-noop-")), kind,
+                                                    fill.pod_body(lay.burst.ref, 0, "probe"), lay.burst.ref.namespace)
         lag = (lambda: m.buckets(scrape(metrics_port), "homing_event_loop_lag_seconds")) if metrics_port else dict
         lag_before = lag()
         api_before, load_before = await m.apiserver_metrics(kube), os.getloadavg()[0]

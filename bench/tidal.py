@@ -3,7 +3,9 @@ by every variant on 64 fake 8-NPU nodes (--repeats times, interleaved, so the sh
 machine's load falls on all alike), then by LARGE_VARIANTS on 304 nodes. Variants:
 plain Volcano, its image locality, its gang-aware preemption (`gangpreempt`, or
 `gangreclaim` on a reclaim day), homing on each; `volcano+homing-no-<part>` switches one
-part off (a behaviour.md "Beyond the home" preference, the deletion-cost marks, the webhook).
+part off (a behaviour.md "Beyond the home" preference, the deletion-cost marks, the webhook);
+`+noopwebhook` in homing's place registers a webhook that admits every pod unchanged (what any
+webhook costs the day, whatever it decides).
 Writes bench/results/tidal.json (`days`, and `runs` = the first day at 64 nodes), tidal.md
 (tables, targets), tidal.svg.
 
@@ -29,10 +31,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # scale_measure, when loaded from elsewhere
 
+import noop_floor  # noqa: E402
 import scale_measure as sm  # noqa: E402
 from homing_e2e.cluster import build_binaries  # noqa: E402
 from homing_e2e.imagecache import MODEL_BANDWIDTH_GBPS  # noqa: E402
-from homing_e2e.tidal import NODES_PER_SUPERPOD, TidalCluster, dump  # noqa: E402
+from homing_e2e.operator_process import scrape  # noqa: E402
+from homing_e2e.tidal import NODES_PER_SUPERPOD, NS, TidalCluster, dump  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 IMAGES = {"train-a:30g": 30.0, "train-b:25g": 25.0, "train-c:40g": 40.0, "serve:15g": 15.0}
@@ -194,6 +198,11 @@ def parse_variant(name: str) -> Variant:
                                                               tuple(f for x in flags for f in x.volcano)))
 
 
+NOOP = "+noopwebhook"  # a webhook in homing's place that admits every pod unchanged (bench/noop_floor.py)
+NOOP_PROBE = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "noop-probe"},
+              "spec": {"containers": [{"name": "main", "image": "probe"}]}}
+
+
 def tide_of(variant: str, d: Day) -> str:
     return f"gang{d.tide}" if "+gangpreempt" in variant else d.tide
 
@@ -207,21 +216,26 @@ class Readings:
     """What the processes' own counters say at one moment; the day is the difference of two."""
 
     cpu: dict[str, float]  # process -> CPU seconds
-    admission: dict[str, sm.Buckets]  # where an admission's time goes (none without homing)
+    admission: dict[str, sm.Buckets]  # where an admission's time goes (none without a webhook)
     connections: float  # TLS connections homing's webhook served reviews on
     scheduler: dict[str, sm.Buckets]  # Volcano's sessions and each action in them, ms (none for kube-scheduler)
 
 
-async def readings(c: TidalCluster) -> Readings:
-    """The API server's round trip to homing's webhook, homing's server from a review's arrival to
-    its answer, its decision alone and how late its loop ran; Volcano's session and action times."""
+async def readings(c: TidalCluster, noop_metrics_port: int | None = None) -> Readings:
+    """The API server's round trip to the webhook (homing's, or the no-op's in its place), homing's
+    server from a review's arrival to its answer, its decision alone and how late its loop ran (or
+    the no-op's loop); Volcano's session and action times."""
     admission, connections = {}, 0.0
+    if c.operator is not None or noop_metrics_port is not None:
+        api = await sm.apiserver_metrics(c.kube)
+        admission["apiserver_round_trip"] = sm.buckets(api, sm.APISERVER_WEBHOOK_SECONDS, sm.homing_webhook)
+    if noop_metrics_port is not None:
+        admission["noop_loop_lag"] = sm.buckets(scrape(noop_metrics_port), "homing_event_loop_lag_seconds")
     if c.operator is not None:
-        api, op = await sm.apiserver_metrics(c.kube), c.operator.metrics()
-        admission = {"apiserver_round_trip": sm.buckets(api, sm.APISERVER_WEBHOOK_SECONDS, sm.homing_webhook),
-                     "homing_server": sm.buckets(op, "homing_admission_seconds"),
-                     "homing_decision": sm.buckets(op, "homing_webhook_duration_seconds"),
-                     "homing_loop_lag": sm.buckets(op, "homing_event_loop_lag_seconds")}
+        op = c.operator.metrics()
+        admission |= {"homing_server": sm.buckets(op, "homing_admission_seconds"),
+                      "homing_decision": sm.buckets(op, "homing_webhook_duration_seconds"),
+                      "homing_loop_lag": sm.buckets(op, "homing_event_loop_lag_seconds")}
         connections = sum(sm.counters(op, "homing_admission_connections", "").values())
     scheduler: dict[str, sm.Buckets] = {}
     if text := c.scheduling.metrics():
@@ -256,12 +270,19 @@ async def run(variant: str, day_name: str, superpods: int, volcano_args: tuple[s
     os.environ.update(env)  # the operator process inherits it
     c = TidalCluster(base, superpods, IMAGES, BANDWIDTH_GBPS, volcano_args=volcano_args + setting.volcano,
                      tide=tide_of(base, d), controller_manager_args=setting.controller_manager)
+    noop = None
     try:
         await c.start()
-        before = await readings(c)
+        if NOOP in base:
+            noop = await noop_floor.start(c.kube, c.workdir / "noop", "noop", NOOP_PROBE, NS)
+        port = noop[1] if noop else None
+        before = await readings(c, port)
         await day(c, d)
-        result = {**c.recorder.summary(), "gang_restarts": await c.gang_restarts(), **the_day(before, await readings(c))}
+        result = {**c.recorder.summary(), "gang_restarts": await c.gang_restarts(), **the_day(before, await readings(c, port))}
     finally:
+        if noop:
+            noop[0].terminate()
+            noop[0].wait(10)
         await c.stop()
         for k, v in saved.items():
             if v is None:
@@ -542,7 +563,7 @@ async def main() -> None:
     ap.add_argument("--render-only", action="store_true", help="redraw the table and chart from the results file")
     ap.add_argument("--variants", nargs="+",
                     help="default: the day's own (VARIANTS, KUBE_VARIANTS); also volcano+homing-no-<part> (parts: " + ", ".join(ABLATIONS) + ")"
-                    ", and any variant with a cluster setting's suffix (" + ", ".join(SETTINGS) + ")")
+                    ", volcano+gangpreempt" + NOOP + " (a no-op webhook in homing's place), and any variant with a cluster setting's suffix (" + ", ".join(SETTINGS) + ")")
     ap.add_argument("--out", default="tidal.json", help="results file under bench/results/")
     ap.add_argument("--merge", nargs="+", metavar="FILE", help="combine the repeats of earlier results files into --out")
     args = ap.parse_args()

@@ -213,6 +213,69 @@ async def test_volcanos_sessions_and_each_action_are_read_from_its_metrics(tidal
     assert (read.admission, read.connections) == ({}, 0.0)
 
 
+def _histogram(name: str, counts: dict[str, int], labels: str = "") -> list[str]:
+    return [f"# TYPE {name} histogram", *[f'{name}_bucket{{{labels}le="{le}"}} {n}' for le, n in counts.items()]]
+
+
+async def test_a_no_op_webhook_day_reads_the_api_servers_round_trip_and_the_no_ops_loop(tidal):
+    """`+noopwebhook`: no operator, yet the API server's round trip to the webhook in homing's place
+    is read (homing's entry names only, so another webhook's calls stay out), and the no-op's own
+    loop lag from its metrics port."""
+    import http.server
+    import threading
+
+    webhook = "apiserver_admission_webhook_admission_duration_seconds"
+    apiserver = "\n".join([
+        *_histogram(webhook, {"0.1": 2, "+Inf": 5}, 'name="namespaces.pods.homing.io",operation="CREATE",rejected="false",type="admit",'),
+        *_histogram(webhook, {"0.1": 9, "+Inf": 9}, 'name="other.example.io",operation="CREATE",rejected="false",type="admit",'),
+        ""])
+    lag = "\n".join([*_histogram("homing_event_loop_lag_seconds", {"0.01": 7, "+Inf": 8}), ""])
+
+    class Metrics(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(lag.encode())
+
+        def log_message(self, *_):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Metrics)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+
+    class Answer:
+        async def read(self) -> bytes:
+            return apiserver.encode()
+
+    class Cluster:
+        operator = None
+
+        class kube:
+            class api:
+                @staticmethod
+                async def call_api(path, method, **_):
+                    assert (path, method) == ("/metrics", "GET")
+                    return Answer()
+
+        class scheduling:
+            @staticmethod
+            def metrics() -> str:
+                return ""
+
+        @staticmethod
+        def cpu_seconds() -> dict[str, float]:
+            return {}
+
+    try:
+        read = await tidal.readings(Cluster, server.server_address[1])
+    finally:
+        server.shutdown()
+    assert read.admission == {"apiserver_round_trip": {0.1: 2.0, float("inf"): 5.0},
+                              "noop_loop_lag": {0.01: 7.0, float("inf"): 8.0}}
+    assert (read.connections, read.scheduler) == (0.0, {})
+    assert tidal.parse_variant("volcano+gangpreempt+noopwebhook").scheduler.endswith(tidal.NOOP)
+
+
 def test_the_day_is_the_difference_of_two_readings(tidal):
     before = tidal.Readings({"homing": 1.0}, {"round_trip": {0.1: 1.0, float("inf"): 1.0}}, 3.0, {})
     after = tidal.Readings({"homing": 4.25, "vc-scheduler": 2.0}, {"round_trip": {0.1: 3.0, float("inf"): 3.0}}, 10.0, {})
