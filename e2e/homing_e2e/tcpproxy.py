@@ -3,20 +3,27 @@ local control plane has no kube-proxy, yet the API server must reach every repli
 webhook through one address. Like a Service's endpoints, a backend gets new
 connections only while its readiness URL answers 200; a backend that refuses a
 connection is skipped for the next one. Bytes are piped untouched (TLS end to end).
-Runs its own event loop in a thread, so a test's loop never slows it down.
+Runs as its own process, as kube-proxy's rules run outside any pod: a test's busy process
+never holds up a byte or a close, so a connection a replica closes is seen closed by the
+client as soon as it would be through a Service (not after the test's own work lets a
+thread run, which left a request sent on a closed connection unanswered).
 
 `lag_s` holds every byte from the backend that long before passing it on: in front of
 the API server it makes a client's watches run behind the cluster, as a busy operator's
 do, while its requests still reach the server at once."""
 from __future__ import annotations
 
+import argparse
 import asyncio
 import itertools
+import json
+import os
+import subprocess
+import sys
 import threading
 import urllib.request
-from dataclasses import dataclass
-
-from homing_e2e.cluster import free_port
+from dataclasses import asdict, dataclass
+from pathlib import Path
 
 
 @dataclass
@@ -27,44 +34,61 @@ class Backend:
 
 
 class TcpProxy:
-    def __init__(self, probe_every: float = 0.2, lag_s: float = 0.0, host: str = "127.0.0.1") -> None:
-        self.host, self.port = host, free_port()
-        self.lag_s = lag_s
-        self.backends: list[Backend] = []
-        self.probe_every = probe_every
-        self.connections = 0
-        self.failovers = 0  # connections that went to another backend than first chosen
-        self._turn = itertools.count()
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True, name="tcp-proxy")
-        self._server: asyncio.base_events.Server | None = None
+    """The harness's handle on the proxy process: its address, its backends, its stop."""
 
-    # -- the harness's side ---------------------------------------------------------------
+    def __init__(self, probe_every: float = 0.2, lag_s: float = 0.0, host: str = "127.0.0.1") -> None:
+        from homing_e2e.cluster import free_port
+
+        self.host, self.port = host, free_port()
+        self.lag_s, self.probe_every = lag_s, probe_every
+        self._proc: subprocess.Popen | None = None
+        self._lock = threading.Lock()  # one backends update and its answer at a time
+
     def start(self) -> "TcpProxy":
-        self._thread.start()
-        asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(10)
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")])}
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "homing_e2e.tcpproxy", "--host", self.host, "--port", str(self.port),
+             "--lag", str(self.lag_s), "--probe-every", str(self.probe_every)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+        if self._proc.stdout.readline().strip() != "listening":
+            raise RuntimeError(f"the proxy did not start (exit {self._proc.poll()})")
         return self
 
     def set_backends(self, backends: list[Backend]) -> None:
-        self._loop.call_soon_threadsafe(setattr, self, "backends", list(backends))
+        """Returns once the proxy routes new connections by this list."""
+        with self._lock:
+            self._proc.stdin.write(json.dumps([asdict(b) for b in backends]) + "\n")
+            self._proc.stdin.flush()
+            self._proc.stdout.readline()
 
     def stop(self) -> None:
-        async def close() -> None:
-            if self._server is not None:
-                self._server.close()
-            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)  # ended before the loop stops: no "destroyed pending" noise
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
 
-        asyncio.run_coroutine_threadsafe(close(), self._loop).result(10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
 
-    # -- the proxy ------------------------------------------------------------------------
-    async def _start(self) -> None:
-        self._server = await asyncio.start_server(self._serve, self.host, self.port)
-        self._loop.create_task(self._probe_forever())
+class _Proxy:
+    def __init__(self, host: str, port: int, lag_s: float, probe_every: float) -> None:
+        self.host, self.port, self.lag_s, self.probe_every = host, port, lag_s, probe_every
+        self.backends: list[Backend] = []
+        self._turn = itertools.count()
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        server = await asyncio.start_server(self._serve, self.host, self.port)
+        probing = loop.create_task(self._probe_forever())
+        print("listening", flush=True)
+        # The harness's backends, one JSON list a line, each answered once in force; EOF: stop.
+        while line := await asyncio.to_thread(sys.stdin.readline):
+            probed = {b.port: b.ready for b in self.backends}  # a kept endpoint keeps its last probe
+            self.backends = [Backend(**{**b, "ready": probed.get(b["port"], True)}) for b in json.loads(line)]
+            print("ok", flush=True)
+        probing.cancel()
+        server.close()
 
     async def _probe_forever(self) -> None:
         while True:
@@ -83,14 +107,11 @@ class TcpProxy:
         return [b for b in rotated if b.ready] + [b for b in rotated if not b.ready]
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.connections += 1
-        for attempt, backend in enumerate(self._order()):
+        for backend in self._order():
             try:
                 up_reader, up_writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", backend.port), 1.0)
             except (OSError, asyncio.TimeoutError):
                 continue
-            if attempt:
-                self.failovers += 1
             back = _lagged_pipe(up_reader, writer, self.lag_s) if self.lag_s else _pipe(up_reader, writer)
             await asyncio.gather(_pipe(reader, up_writer), back, return_exceptions=True)
             return
@@ -138,3 +159,17 @@ def _answers_200(url: str) -> bool:
             return resp.status == 200
     except Exception:
         return False
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description="the harness's TCP proxy (TcpProxy runs it)")
+    ap.add_argument("--host", required=True)
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--lag", type=float, default=0.0)
+    ap.add_argument("--probe-every", type=float, default=0.2)
+    args = ap.parse_args()
+    asyncio.run(_Proxy(args.host, args.port, args.lag, args.probe_every).run())
+
+
+if __name__ == "__main__":
+    main()
