@@ -92,6 +92,28 @@ async def unbound(c: TidalCluster, step: str) -> str:
     return f"; not bound at the step's end: {missing} (jobs {jobs}, groups {groups})"
 
 
+async def tide(c: TidalCluster, step: str, replicas: int, until: Callable[[], bool] | None) -> None:
+    """One step of the inference tide; a night's scale-in is recorded as it begins."""
+    c.recorder.phase = step
+    if until is not None:
+        c.recorder.scale_in_begins()
+    await c.scale("qwen", replicas)
+    await c.settle(quiet=4, at_least=6, until=until)
+
+
+def scale_in(c: TidalCluster, step: str) -> str:
+    """The step's scale-in for the log: replicas on waiting gangs' homes (marked), and how many
+    of the first that many deletions were theirs."""
+    x = c.recorder.scale_ins.get(step)
+    if x is None:
+        return ""
+    s = x.summary()
+    first, n = s["first_deletions_on_waiting_homes"]
+    return (f"; scale-in: {s['on_waiting_homes']} of {s['replicas']} replicas on {s['waiting_homes']} waiting homes "
+            f"({s['marked_on_waiting_homes']} marked, {s['marked_elsewhere']} marked elsewhere), "
+            f"the first {n} deletions {first} of them")
+
+
 async def day(c: TidalCluster, d: Day) -> None:
     """The scripted day. Sizes follow the cluster: 3/4 of it training, inference tides."""
     nodes = c.superpods * NODES_PER_SUPERPOD
@@ -113,11 +135,9 @@ async def day(c: TidalCluster, d: Day) -> None:
         return c.all_training_bound if step.endswith("night") else None
 
     for step, replicas in (("morning wave 1", base + nodes // 4), ("morning wave 2", base + nodes // 2), ("night", base)):
-        c.recorder.phase = step
-        await c.scale("qwen", replicas)
-        await c.settle(quiet=4, at_least=6, until=night(step))
+        await tide(c, step, replicas, night(step))
         restarts = await c.count_restarts(step, restarts)
-        log(f"  {step}: inference {replicas}{await unbound(c, step)}")
+        log(f"  {step}: inference {replicas}{scale_in(c, step)}{await unbound(c, step)}")
     hosting = [p.node for p in c.recorder.pods.values() if p.node and p.key.startswith("train-")]
     faulty = sorted(set(hosting))[:: max(1, len(set(hosting)) // 2)][:2]
     c.recorder.phase = "faults"
@@ -133,11 +153,9 @@ async def day(c: TidalCluster, d: Day) -> None:
     restarts = await c.count_restarts("recovery", restarts)
     log(f"  faults recovered{await unbound(c, 'recovery')}")
     for step, replicas in (("next morning", base + nodes // 4), ("next night", base)):
-        c.recorder.phase = step
-        await c.scale("qwen", replicas)
-        await c.settle(quiet=4, at_least=6, until=night(step))
+        await tide(c, step, replicas, night(step))
         restarts = await c.count_restarts(step, restarts)
-        log(f"  {step}: inference {replicas}{await unbound(c, step)}")
+        log(f"  {step}: inference {replicas}{scale_in(c, step)}{await unbound(c, step)}")
 
 
 # what a variant's `-no-<part>` switches off: behaviour.md's preferences, the deletion-cost marks, and

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import yaml
 
+from homing.engine.replicas.deletion_cost import ANNOTATION as DELETION_COST
 from homing.kube.client import MERGE_PATCH, Kube, KubeError
 from homing.kube.reflector import Reflector
 from homing_e2e import kube_gangs
@@ -99,6 +100,7 @@ class PodSeen:
     warm_at_bind: frozenset[str] = frozenset()  # those nodes as it bound, before the same cycle's binds were known
     reason: str = ""  # homing's decision reason, when it made one
     preferred: list[tuple[int, set[str]]] = field(default_factory=list)  # its preferred node terms: (weight, node names)
+    cost: str | None = None  # its pod-deletion-cost annotation (homing's scale-in mark on a replica), if any
 
     @property
     def job(self) -> str:
@@ -122,6 +124,33 @@ class PullRecord:
                 "warm_at_bind": sorted(warm)[:8], "warm_after_the_cycle": sorted(self.seen.warm_room)[:8],
                 # what the pod asked for: each preferred term's weight, and whether it named the node / a node warm as it bound
                 "terms": [[w, node in names, bool(names & warm)] for w, names in self.seen.preferred]}
+
+
+@dataclass
+class ScaleIn:
+    """A scale-in as the ReplicaSet carried it out: the replicas standing on waiting gangs'
+    homes as it began (the ones homing's marks ask it to delete first), and whether its
+    deletions came in that order. A gang is placed as soon as enough nodes are idle, so the
+    order within the scale-in decides which nodes those are."""
+
+    waiting_homes: frozenset[str]
+    replicas: int
+    on_waiting_homes: int
+    marked_on_waiting_homes: int
+    marked_elsewhere: int
+    order: list[bool] = field(default_factory=list)  # each deletion in turn: was it on a waiting home
+
+    def deleted(self, replica: PodSeen) -> None:
+        self.order.append(replica.node in self.waiting_homes)
+
+    def summary(self) -> dict:
+        """Counts as the scale-in began, and of its first `on_waiting_homes` deletions how many
+        were on waiting homes (all of them when the ReplicaSet deleted those first)."""
+        first = self.order[: self.on_waiting_homes]
+        return {"waiting_homes": len(self.waiting_homes), "replicas": self.replicas, "on_waiting_homes": self.on_waiting_homes,
+                "marked_on_waiting_homes": self.marked_on_waiting_homes, "marked_elsewhere": self.marked_elsewhere,
+                "deleted": len(self.order), "deleted_on_waiting_homes": sum(self.order),
+                "first_deletions_on_waiting_homes": [sum(first), len(first)]}
 
 
 @dataclass
@@ -157,6 +186,7 @@ class Recorder:
     recent_binds: deque[PodSeen] = field(default_factory=deque)  # re-placements bound within settle_time, oldest first
     rank_losses: dict[str, list[float]] = field(default_factory=dict)  # job -> when a bound rank of it was deleted or failed
     finished: set[str] = field(default_factory=set)  # failed or succeeded pods not deleted yet
+    scale_ins: dict[str, ScaleIn] = field(default_factory=dict)  # phase -> the scale-in that began it (scale_in_begins)
 
     @property
     def replacement_pulls(self) -> int:
@@ -258,17 +288,22 @@ class Recorder:
                 self._gone(uid, now)
             return
         seen = self.pods.get(uid)
+        if seen is not None:
+            seen.cost = (pod["metadata"].get("annotations") or {}).get(DELETION_COST)
         if pod["metadata"].get("deletionTimestamp"):
             if seen is not None and not seen.leaving:
                 seen.leaving = True  # a leaving pod keeps its node busy until it is deleted
                 self.last_change = now
+                if not seen.ranked and self.phase in self.scale_ins:
+                    self.scale_ins[self.phase].deleted(seen)
             return
         if seen is None:
             container = pod["spec"]["containers"][0]
             image = container["image"]
             npus = int((container.get("resources", {}).get("limits") or {}).get(NPU, 0))
             key, ranked = self.key_of(pod)
-            seen = self.pods[uid] = PodSeen(key, image, self.images.get(image, 0.0), npus, now, ranked)
+            seen = self.pods[uid] = PodSeen(key, image, self.images.get(image, 0.0), npus, now, ranked,
+                                            cost=(pod["metadata"].get("annotations") or {}).get(DELETION_COST))
             if ranked:
                 self.ranks_seen.setdefault(seen.job, []).append(now)
             else:
@@ -385,6 +420,19 @@ class Recorder:
                 row["held-then-freed"] = row.get("held-then-freed", 0) + 1
         return out
 
+    def scale_in_begins(self) -> None:
+        """Called just before the step's scale-in: which replicas stand on homes of ranks
+        with no bound pod (a waiting gang's), how many of those carry a deletion cost, and
+        from here on the order the ReplicaSet deletes in (its deletions are what free them)."""
+        bound = {p.key for p in self.pods.values() if p.ranked and p.node and not p.leaving}
+        waiting = {node for key, node in self.last_node.items() if key not in bound}
+        replicas = [p for p in self.pods.values() if not p.ranked and p.node and not p.leaving]
+        self.scale_ins[self.phase] = ScaleIn(
+            waiting_homes=frozenset(waiting), replicas=len(replicas),
+            on_waiting_homes=sum(1 for p in replicas if p.node in waiting),
+            marked_on_waiting_homes=sum(1 for p in replicas if p.node in waiting and p.cost is not None),
+            marked_elsewhere=sum(1 for p in replicas if p.node not in waiting and p.cost is not None))
+
     def summary(self) -> dict:
         r = self.replacements
         home = sum(1 for x in r if x.outcome == "home")
@@ -422,6 +470,7 @@ class Recorder:
             "restarts_by_phase": self.restarts_by_phase,
             "unbound_by_phase": self.unbound_by_phase,
             "resumed_by_phase": self.resumed_by_phase,
+            "scale_in_by_phase": {phase: x.summary() for phase, x in self.scale_ins.items()},
             "nodes_dropped": sum(1 for t in self.transitions if not t[3]),  # 2 in the scripted day (its faults); more is flapping
             "create_to_scheduled_p50_s": round(statistics.median(lat), 3) if lat else None,
             "create_to_scheduled_p99_s": round(lat[min(len(lat) - 1, int(0.99 * (len(lat) - 1) + 0.5))], 3) if lat else None,

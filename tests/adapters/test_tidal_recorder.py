@@ -247,3 +247,50 @@ def test_cpu_seconds_of_a_process_come_from_proc_and_grow_with_work():
         pass
     assert process_cpu_seconds(os.getpid()) - before >= 0.2
     assert process_cpu_seconds(2**22 + 1) == 0.0  # beyond pid_max: no such process
+
+
+def marked(pod: dict, cost: str = "-2147483000") -> dict:
+    pod["metadata"].setdefault("annotations", {})["controller.kubernetes.io/pod-deletion-cost"] = cost
+    return pod
+
+
+def deleting(pod: dict) -> dict:
+    pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    return pod
+
+
+@pytest.mark.parametrize("deletion_order, first", [
+    pytest.param(["r1", "r3", "r2"], [2, 2], id="waiting-homes-first"),
+    pytest.param(["r2", "r1", "r3"], [1, 2], id="a-replica-elsewhere-first"),
+    pytest.param(["r2", "r4"], [0, 2], id="none-of-the-waiting-homes"),
+])
+def test_a_scale_in_records_the_replicas_on_waiting_homes_and_its_deletion_order(rec, clock, deletion_order, first):
+    """Ranks 0 and 1 ran on a and b and wait; replicas stand on a (marked by a later
+    patch), b, c and d. The record says two stood on waiting homes, one marked, and how
+    many of the first two deletions were theirs."""
+    rec.pod_event("ADDED", rank_pod("p0", 0, "a"))
+    rec.pod_event("ADDED", rank_pod("p1", 1, "b"))
+    clock.now += 10
+    rec.pod_event("DELETED", rank_pod("p0", 0, "a"))
+    rec.pod_event("DELETED", rank_pod("p1", 1, "b"))
+    rec.pod_event("ADDED", rank_pod("p2", 0))  # the gang back, pending
+    pods = {"r1": replica("r1", "a"), "r2": replica("r2", "c"), "r3": replica("r3", "b"), "r4": replica("r4", "d")}
+    for pod in pods.values():
+        rec.pod_event("ADDED", pod)
+    rec.pod_event("MODIFIED", marked(replica("r1", "a")))
+    rec.phase = "night"
+    rec.scale_in_begins()
+    for uid in deletion_order:
+        rec.pod_event("MODIFIED", deleting(pods[uid]))
+        rec.pod_event("MODIFIED", deleting(pods[uid]))  # status chatter while it goes: one deletion
+    s = rec.summary()["scale_in_by_phase"]["night"]
+    assert (s["waiting_homes"], s["replicas"], s["on_waiting_homes"]) == (2, 4, 2)
+    assert (s["marked_on_waiting_homes"], s["marked_elsewhere"]) == (1, 0)
+    assert s["deleted"] == len(deletion_order)
+    assert s["first_deletions_on_waiting_homes"] == first
+
+
+def test_no_scale_in_record_outside_a_scale_in(rec, clock):
+    rec.pod_event("ADDED", replica("r1", "a"))
+    rec.pod_event("MODIFIED", deleting(replica("r1", "a")))
+    assert rec.summary()["scale_in_by_phase"] == {}
