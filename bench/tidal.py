@@ -109,9 +109,12 @@ def scale_in(c: TidalCluster, step: str) -> str:
         return ""
     s = x.summary()
     first, n = s["first_deletions_on_waiting_homes"]
+    whole = s["first_gang_whole_after"]
+    gang = f", the first gang's {whole[1]} held homes all freed after {whole[0]} deletions" if whole else ""
     return (f"; scale-in: {s['on_waiting_homes']} of {s['replicas']} replicas on {s['waiting_homes']} waiting homes "
             f"({s['marked_on_waiting_homes']} marked, {s['marked_elsewhere']} marked elsewhere), "
-            f"the first {n} deletions {first} of them")
+            f"the first {n} deletions {first} of them{gang}, cost order inverted in {s['cost_order_inversions']} of pairs; "
+            f"gangs by mark {s['jobs_by_mark']}, by binding {s['jobs_by_bind']}")
 
 
 async def day(c: TidalCluster, d: Day) -> None:

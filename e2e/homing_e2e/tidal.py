@@ -129,28 +129,62 @@ class PullRecord:
 @dataclass
 class ScaleIn:
     """A scale-in as the ReplicaSet carried it out: the replicas standing on waiting gangs'
-    homes as it began (the ones homing's marks ask it to delete first), and whether its
-    deletions came in that order. A gang is placed as soon as enough nodes are idle, so the
-    order within the scale-in decides which nodes those are."""
+    homes as it began (the ones homing's marks ask it to delete first, gang by gang), and
+    whether its deletions came in that order. A gang is placed as soon as enough nodes are
+    idle, so the order within the scale-in decides which nodes those are."""
 
-    waiting_homes: frozenset[str]
+    waiting_homes: dict[str, str]  # node -> the job whose rank waits for it
     replicas: int
-    on_waiting_homes: int
+    held: dict[str, int]  # job -> replicas standing on its homes as the scale-in began
     marked_on_waiting_homes: int
     marked_elsewhere: int
-    order: list[bool] = field(default_factory=list)  # each deletion in turn: was it on a waiting home
+    order: list[str | None] = field(default_factory=list)  # each deletion in turn: the job whose home it freed, if any
+    costs: list[int] = field(default_factory=list)  # the deletion costs of the deleted replicas that had one, in turn
+    job_marks: dict[str, int] = field(default_factory=dict)  # job -> the lowest cost on its homes' replicas: the order homing asked for
+    bound_jobs: list[str] = field(default_factory=list)  # waiting jobs in the order their first rank bound in the step
+
+    def bound(self, job: str) -> None:
+        if job in self.held and job not in self.bound_jobs:
+            self.bound_jobs.append(job)
 
     def deleted(self, replica: PodSeen) -> None:
-        self.order.append(replica.node in self.waiting_homes)
+        self.order.append(self.waiting_homes.get(replica.node or ""))
+        if replica.cost is not None and replica.cost.lstrip("-").isdigit():
+            self.costs.append(int(replica.cost))
 
     def summary(self) -> dict:
-        """Counts as the scale-in began, and of its first `on_waiting_homes` deletions how many
-        were on waiting homes (all of them when the ReplicaSet deleted those first)."""
-        first = self.order[: self.on_waiting_homes]
-        return {"waiting_homes": len(self.waiting_homes), "replicas": self.replicas, "on_waiting_homes": self.on_waiting_homes,
+        """Counts as the scale-in began; of its first `on_waiting_homes` deletions how many were
+        on waiting homes (all of them when the ReplicaSet deleted those first); and after how
+        many deletions the first gang had every held home back, against how many it had held
+        (equal when the deletions came gang by gang)."""
+        on_waiting = sum(self.held.values())
+        first = self.order[:on_waiting]
+        whole = []
+        for job, n in self.held.items():
+            at = [i for i, j in enumerate(self.order) if j == job]
+            if n and len(at) == n:
+                whole.append((at[-1] + 1, n))
+        return {"waiting_homes": len(self.waiting_homes), "replicas": self.replicas, "on_waiting_homes": on_waiting,
                 "marked_on_waiting_homes": self.marked_on_waiting_homes, "marked_elsewhere": self.marked_elsewhere,
-                "deleted": len(self.order), "deleted_on_waiting_homes": sum(self.order),
-                "first_deletions_on_waiting_homes": [sum(first), len(first)]}
+                "deleted": len(self.order), "deleted_on_waiting_homes": sum(1 for j in self.order if j),
+                "first_deletions_on_waiting_homes": [sum(1 for j in first if j), len(first)],
+                "first_gang_whole_after": list(min(whole)) if whole else None,
+                "cost_order_inversions": inversions(self.costs),
+                # the gangs as homing's marks free their homes, and as the scheduler placed them
+                "jobs_by_mark": sorted(self.job_marks, key=lambda j: (self.job_marks[j], j)),
+                "jobs_by_bind": list(self.bound_jobs)}
+
+
+def inversions(values: list[int]) -> float | None:
+    """Of the pairs of values whose order matters (unequal), the share that came higher first:
+    0 when the deletions followed the costs, about 0.5 when their order was random."""
+    pairs = inverted = 0
+    for i, a in enumerate(values):
+        for b in values[i + 1:]:
+            if a != b:
+                pairs += 1
+                inverted += a > b
+    return round(inverted / pairs, 3) if pairs else None
 
 
 @dataclass
@@ -333,6 +367,8 @@ class Recorder:
         assert node is not None
         before = len(self.replacements)
         self._classify(key, ranked, node, seen, uid)
+        if ranked and self.phase in self.scale_ins:
+            self.scale_ins[self.phase].bound(seen.job)
         if len(self.replacements) > before:
             seen.replacement = True
             seen.warm_room = self._warm_room(seen.image, uid, seen.npus)
@@ -425,11 +461,18 @@ class Recorder:
         with no bound pod (a waiting gang's), how many of those carry a deletion cost, and
         from here on the order the ReplicaSet deletes in (its deletions are what free them)."""
         bound = {p.key for p in self.pods.values() if p.ranked and p.node and not p.leaving}
-        waiting = {node for key, node in self.last_node.items() if key not in bound}
+        waiting = {node: key.split("/")[0] for key, node in self.last_node.items() if key not in bound}
         replicas = [p for p in self.pods.values() if not p.ranked and p.node and not p.leaving]
+        held: dict[str, int] = {}
+        job_marks: dict[str, int] = {}
+        for p in replicas:
+            if p.node in waiting:
+                job = waiting[p.node]
+                held[job] = held.get(job, 0) + 1
+                if p.cost is not None and p.cost.lstrip("-").isdigit():
+                    job_marks[job] = min(job_marks.get(job, int(p.cost)), int(p.cost))
         self.scale_ins[self.phase] = ScaleIn(
-            waiting_homes=frozenset(waiting), replicas=len(replicas),
-            on_waiting_homes=sum(1 for p in replicas if p.node in waiting),
+            waiting_homes=waiting, replicas=len(replicas), held=held, job_marks=job_marks,
             marked_on_waiting_homes=sum(1 for p in replicas if p.node in waiting and p.cost is not None),
             marked_elsewhere=sum(1 for p in replicas if p.node not in waiting and p.cost is not None))
 

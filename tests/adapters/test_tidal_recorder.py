@@ -7,7 +7,7 @@ import time
 import pytest
 
 from homing_e2e.imagecache import ImageCache
-from homing_e2e.tidal import NPU, SUPERPOD, Recorder, gang_creation_spread
+from homing_e2e.tidal import NPU, SUPERPOD, Recorder, gang_creation_spread, inversions
 
 
 class Clock:
@@ -259,12 +259,12 @@ def deleting(pod: dict) -> dict:
     return pod
 
 
-@pytest.mark.parametrize("deletion_order, first", [
-    pytest.param(["r1", "r3", "r2"], [2, 2], id="waiting-homes-first"),
-    pytest.param(["r2", "r1", "r3"], [1, 2], id="a-replica-elsewhere-first"),
-    pytest.param(["r2", "r4"], [0, 2], id="none-of-the-waiting-homes"),
+@pytest.mark.parametrize("deletion_order, first, whole", [
+    pytest.param(["r1", "r3", "r2"], [2, 2], [2, 2], id="waiting-homes-first"),
+    pytest.param(["r2", "r1", "r3"], [1, 2], [3, 2], id="a-replica-elsewhere-first"),
+    pytest.param(["r2", "r4"], [0, 2], None, id="none-of-the-waiting-homes"),
 ])
-def test_a_scale_in_records_the_replicas_on_waiting_homes_and_its_deletion_order(rec, clock, deletion_order, first):
+def test_a_scale_in_records_the_replicas_on_waiting_homes_and_its_deletion_order(rec, clock, deletion_order, first, whole):
     """Ranks 0 and 1 ran on a and b and wait; replicas stand on a (marked by a later
     patch), b, c and d. The record says two stood on waiting homes, one marked, and how
     many of the first two deletions were theirs."""
@@ -288,9 +288,83 @@ def test_a_scale_in_records_the_replicas_on_waiting_homes_and_its_deletion_order
     assert (s["marked_on_waiting_homes"], s["marked_elsewhere"]) == (1, 0)
     assert s["deleted"] == len(deletion_order)
     assert s["first_deletions_on_waiting_homes"] == first
+    assert s["first_gang_whole_after"] == whole
+
+
+def gang_rank(job: str, uid: str, index: int, node_name: str | None = None) -> dict:
+    pod = rank_pod(uid, index, node_name)
+    pod["metadata"]["annotations"]["volcano.sh/job-name"] = job
+    return pod
+
+
+@pytest.mark.parametrize("deletion_order, whole", [
+    pytest.param(["ra", "rb", "rc", "rd"], [2, 2], id="gang-by-gang"),
+    pytest.param(["ra", "rc", "rb", "rd"], [3, 2], id="interleaved"),
+])
+def test_a_scale_in_records_when_the_first_gang_had_every_held_home_back(rec, clock, deletion_order, whole):
+    """Gangs x (homes a, b) and y (homes c, d) wait, a replica on each home: deleted gang by
+    gang, x is whole after its own two deletions; interleaved, only after three."""
+    for job, uid, index, home in (("x", "x0", 0, "a"), ("x", "x1", 1, "b"), ("y", "y0", 0, "c"), ("y", "y1", 1, "d")):
+        rec.pod_event("ADDED", gang_rank(job, uid, index, home))
+        rec.pod_event("DELETED", gang_rank(job, uid, index, home))
+    pods = {f"r{n}": replica(f"r{n}", n) for n in "abcd"}
+    for pod in pods.values():
+        rec.pod_event("ADDED", pod)
+    rec.phase = "night"
+    rec.scale_in_begins()
+    for uid in deletion_order:
+        rec.pod_event("MODIFIED", deleting(pods[uid]))
+    s = rec.summary()["scale_in_by_phase"]["night"]
+    assert (s["waiting_homes"], s["on_waiting_homes"], s["first_deletions_on_waiting_homes"]) == (4, 4, [4, 4])
+    assert s["first_gang_whole_after"] == whole
 
 
 def test_no_scale_in_record_outside_a_scale_in(rec, clock):
     rec.pod_event("ADDED", replica("r1", "a"))
     rec.pod_event("MODIFIED", deleting(replica("r1", "a")))
     assert rec.summary()["scale_in_by_phase"] == {}
+
+
+@pytest.mark.parametrize("values, share", [
+    pytest.param([1, 2, 3, 4], 0.0, id="in-order"),
+    pytest.param([4, 3, 2, 1], 1.0, id="reversed"),
+    pytest.param([1, 3, 2, 4], 0.167, id="one-swap"),
+    pytest.param([1, 1, 2, 2], 0.0, id="ties-do-not-count"),
+    pytest.param([5, 5], None, id="no-pair-that-matters"),
+    pytest.param([], None, id="nothing-deleted"),
+])
+def test_cost_order_inversions(values, share):
+    assert inversions(values) == share
+
+
+def test_the_scale_in_record_says_how_far_the_deletions_strayed_from_the_costs(rec, clock):
+    """Marked replicas on two waiting homes and one unmarked elsewhere: deleted in cost order
+    the record says 0, against it 1; a replica without a cost does not count."""
+    rec.pod_event("ADDED", rank_pod("p0", 0, "a"))
+    rec.pod_event("ADDED", rank_pod("p1", 1, "b"))
+    rec.pod_event("DELETED", rank_pod("p0", 0, "a"))
+    rec.pod_event("DELETED", rank_pod("p1", 1, "b"))
+    pods = {"r1": marked(replica("r1", "a"), "-2147483000"), "r2": marked(replica("r2", "b"), "-2147482500"), "r3": replica("r3", "c")}
+    for pod in pods.values():
+        rec.pod_event("ADDED", pod)
+    rec.phase = "night"
+    rec.scale_in_begins()
+    for uid in ("r2", "r3", "r1"):
+        rec.pod_event("MODIFIED", deleting(pods[uid]))
+    assert rec.summary()["scale_in_by_phase"]["night"]["cost_order_inversions"] == 1.0
+
+
+def test_the_scale_in_record_puts_the_gangs_in_mark_order_beside_their_binding_order(rec, clock):
+    """Gang y's home carries the lower mark, so homing asked for y first; x bound first."""
+    for job, uid, home in (("x", "x0", "a"), ("y", "y0", "b")):
+        rec.pod_event("ADDED", gang_rank(job, uid, 0, home))
+        rec.pod_event("DELETED", gang_rank(job, uid, 0, home))
+    rec.pod_event("ADDED", marked(replica("ra", "a"), "-2147482000"))
+    rec.pod_event("ADDED", marked(replica("rb", "b"), "-2147483000"))
+    rec.phase = "night"
+    rec.scale_in_begins()
+    rec.pod_event("ADDED", gang_rank("x", "x1", 0, "c"))
+    rec.pod_event("ADDED", gang_rank("x", "x2", 0, "c"))  # another pod of a gang already counted
+    rec.pod_event("ADDED", gang_rank("y", "y1", 0, "d"))
+    s = rec.summary()["scale_in_by_phase"]["night"]
+    assert (s["jobs_by_mark"], s["jobs_by_bind"]) == (["y", "x"], ["x", "y"])
