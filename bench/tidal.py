@@ -24,7 +24,6 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -92,13 +91,16 @@ async def unbound(c: TidalCluster, step: str) -> str:
     return f"; not bound at the step's end: {missing} (jobs {jobs}, groups {groups})"
 
 
-async def tide(c: TidalCluster, step: str, replicas: int, until: Callable[[], bool] | None) -> None:
-    """One step of the inference tide; a night's scale-in is recorded as it begins."""
+async def tide(c: TidalCluster, step: str, replicas: int) -> None:
+    """One step of the inference tide. A night is a scale-in, recorded as it begins, and ends once
+    every training rank is bound again: there is room for all of them then, and kube-scheduler
+    retries a waiting gang after quiet gaps longer than `quiet`."""
     c.recorder.phase = step
-    if until is not None:
+    night = step.endswith("night")
+    if night:
         c.recorder.scale_in_begins()
     await c.scale("qwen", replicas)
-    await c.settle(quiet=4, at_least=6, until=until)
+    await c.settle(quiet=4, at_least=6, until=c.all_training_bound if night else None)
 
 
 def scale_in(c: TidalCluster, step: str) -> str:
@@ -132,13 +134,8 @@ async def day(c: TidalCluster, d: Day) -> None:
     await c.settle(quiet=4, at_least=8)
     log(f"  dawn: {jobs} training jobs of {d.gang}, inference {base}{await unbound(c, 'dawn')}")
     restarts = await c.count_restarts("dawn", {})
-    # A night ends once every training rank is bound again: there is room for all of them then,
-    # and kube-scheduler retries a waiting gang after quiet gaps longer than `quiet`.
-    def night(step: str) -> Callable[[], bool] | None:
-        return c.all_training_bound if step.endswith("night") else None
-
     for step, replicas in (("morning wave 1", base + nodes // 4), ("morning wave 2", base + nodes // 2), ("night", base)):
-        await tide(c, step, replicas, night(step))
+        await tide(c, step, replicas)
         restarts = await c.count_restarts(step, restarts)
         log(f"  {step}: inference {replicas}{scale_in(c, step)}{await unbound(c, step)}")
     hosting = [p.node for p in c.recorder.pods.values() if p.node and p.key.startswith("train-")]
@@ -156,7 +153,7 @@ async def day(c: TidalCluster, d: Day) -> None:
     restarts = await c.count_restarts("recovery", restarts)
     log(f"  faults recovered{await unbound(c, 'recovery')}")
     for step, replicas in (("next morning", base + nodes // 4), ("next night", base)):
-        await tide(c, step, replicas, night(step))
+        await tide(c, step, replicas)
         restarts = await c.count_restarts(step, restarts)
         log(f"  {step}: inference {replicas}{scale_in(c, step)}{await unbound(c, step)}")
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from homing.engine.replicas.deletion_cost import ANNOTATION as DELETION_COST
+from homing.engine.replicas.deletion_cost import ANNOTATION as DELETION_COST, is_mark
 from homing.kube.client import MERGE_PATCH, Kube, KubeError
 from homing.kube.reflector import Reflector
 from homing_e2e import kube_gangs
@@ -83,6 +83,11 @@ def preferred_terms(pod: dict) -> list[tuple[int, set[str]]]:
     return out
 
 
+def job_of(key: str) -> str:
+    """The training job a rank belongs to: its key's first part."""
+    return key.split("/")[0]
+
+
 @dataclass
 class PodSeen:
     key: str
@@ -100,12 +105,11 @@ class PodSeen:
     warm_at_bind: frozenset[str] = frozenset()  # those nodes as it bound, before the same cycle's binds were known
     reason: str = ""  # homing's decision reason, when it made one
     preferred: list[tuple[int, set[str]]] = field(default_factory=list)  # its preferred node terms: (weight, node names)
-    cost: str | None = None  # its pod-deletion-cost annotation (homing's scale-in mark on a replica), if any
+    cost: str | None = None  # its pod-deletion-cost annotation (homing's scale-in mark, or a user's cost), if any
 
     @property
     def job(self) -> str:
-        """The training job a rank belongs to (its key's first part)."""
-        return self.key.split("/")[0]
+        return job_of(self.key)
 
 
 @dataclass
@@ -139,8 +143,8 @@ class ScaleIn:
     marked_on_waiting_homes: int
     marked_elsewhere: int
     order: list[str | None] = field(default_factory=list)  # each deletion in turn: the job whose home it freed, if any
-    costs: list[int] = field(default_factory=list)  # the deletion costs of the deleted replicas that had one, in turn
-    job_marks: dict[str, int] = field(default_factory=dict)  # job -> the lowest cost on its homes' replicas: the order homing asked for
+    costs: list[int] = field(default_factory=list)  # homing's marks on the deleted replicas that had one, in turn
+    job_marks: dict[str, int] = field(default_factory=dict)  # job -> the lowest mark on its homes' replicas: the order homing asked for
     bound_jobs: list[str] = field(default_factory=list)  # waiting jobs in the order their first rank bound in the step
 
     def bound(self, job: str) -> None:
@@ -149,8 +153,8 @@ class ScaleIn:
 
     def deleted(self, replica: PodSeen) -> None:
         self.order.append(self.waiting_homes.get(replica.node or ""))
-        if replica.cost is not None and replica.cost.lstrip("-").isdigit():
-            self.costs.append(int(replica.cost))
+        if is_mark(replica.cost):
+            self.costs.append(int(replica.cost))  # type: ignore[arg-type]
 
     def summary(self) -> dict:
         """Counts as the scale-in began; of its first `on_waiting_homes` deletions how many were
@@ -461,7 +465,7 @@ class Recorder:
         with no bound pod (a waiting gang's), how many of those carry a deletion cost, and
         from here on the order the ReplicaSet deletes in (its deletions are what free them)."""
         bound = {p.key for p in self.pods.values() if p.ranked and p.node and not p.leaving}
-        waiting = {node: key.split("/")[0] for key, node in self.last_node.items() if key not in bound}
+        waiting = {node: job_of(key) for key, node in self.last_node.items() if key not in bound}
         replicas = [p for p in self.pods.values() if not p.ranked and p.node and not p.leaving]
         held: dict[str, int] = {}
         job_marks: dict[str, int] = {}
@@ -469,12 +473,12 @@ class Recorder:
             if p.node in waiting:
                 job = waiting[p.node]
                 held[job] = held.get(job, 0) + 1
-                if p.cost is not None and p.cost.lstrip("-").isdigit():
-                    job_marks[job] = min(job_marks.get(job, int(p.cost)), int(p.cost))
+                if is_mark(p.cost):
+                    job_marks[job] = min(job_marks.get(job, int(p.cost)), int(p.cost))  # type: ignore[arg-type]
         self.scale_ins[self.phase] = ScaleIn(
             waiting_homes=waiting, replicas=len(replicas), held=held, job_marks=job_marks,
-            marked_on_waiting_homes=sum(1 for p in replicas if p.node in waiting and p.cost is not None),
-            marked_elsewhere=sum(1 for p in replicas if p.node not in waiting and p.cost is not None))
+            marked_on_waiting_homes=sum(1 for p in replicas if p.node in waiting and is_mark(p.cost)),
+            marked_elsewhere=sum(1 for p in replicas if p.node not in waiting and is_mark(p.cost)))
 
     def summary(self) -> dict:
         r = self.replacements

@@ -359,7 +359,7 @@ def test_the_scale_in_record_puts_the_gangs_in_mark_order_beside_their_binding_o
     for job, uid, home in (("x", "x0", "a"), ("y", "y0", "b")):
         rec.pod_event("ADDED", gang_rank(job, uid, 0, home))
         rec.pod_event("DELETED", gang_rank(job, uid, 0, home))
-    rec.pod_event("ADDED", marked(replica("ra", "a"), "-2147482000"))
+    rec.pod_event("ADDED", marked(replica("ra", "a"), "-2147482100"))
     rec.pod_event("ADDED", marked(replica("rb", "b"), "-2147483000"))
     rec.phase = "night"
     rec.scale_in_begins()
@@ -368,3 +368,19 @@ def test_the_scale_in_record_puts_the_gangs_in_mark_order_beside_their_binding_o
     rec.pod_event("ADDED", gang_rank("y", "y1", 0, "d"))
     s = rec.summary()["scale_in_by_phase"]["night"]
     assert (s["jobs_by_mark"], s["jobs_by_bind"]) == (["y", "x"], ["x", "y"])
+
+
+def test_a_users_own_deletion_cost_is_not_counted_as_homings_mark(rec, clock):
+    """The record counts homing's marks only: a cost a user set orders nothing homing asked for."""
+    rec.pod_event("ADDED", rank_pod("p0", 0, "a"))
+    rec.pod_event("DELETED", rank_pod("p0", 0, "a"))
+    pods = {"r1": marked(replica("r1", "a"), "100"), "r2": marked(replica("r2", "b"), "-5")}
+    for pod in pods.values():
+        rec.pod_event("ADDED", pod)
+    rec.phase = "night"
+    rec.scale_in_begins()
+    for uid in ("r1", "r2"):
+        rec.pod_event("MODIFIED", deleting(pods[uid]))
+    s = rec.summary()["scale_in_by_phase"]["night"]
+    assert (s["marked_on_waiting_homes"], s["marked_elsewhere"], s["jobs_by_mark"]) == (0, 0, [])
+    assert s["cost_order_inversions"] is None
