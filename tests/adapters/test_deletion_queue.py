@@ -4,7 +4,7 @@ creation, as Volcano orders equal-priority jobs; the place goes when the pod bin
 from __future__ import annotations
 
 from homing.config import Settings
-from homing.engine.replicas.deletion_cost import Queued, queue_order
+from homing.engine.replicas.deletion_cost import Queued
 from homing.engine.memory.index import MemoryIndex
 from homing.kube.cluster import ClusterState
 from homing.kube.pods import PodObserver
@@ -34,10 +34,29 @@ def test_pending_pods_queue_by_their_pod_groups_creation_and_leave_when_bound():
     # the old job's pods were re-created later (a restart), the new job's earlier
     pods.observe("ADDED", pod("old-0", "old-job", "2026-12-01T09:00:00Z"))
     pods.observe("ADDED", pod("new-0", "new-job", "2026-12-01T08:00:00Z"))
-    order = queue_order(pods.queued.values())
-    assert len(order) == 2 and pods.queued["uid-old-0"].since < pods.queued["uid-new-0"].since
-    assert pods.queued["uid-old-0"] == Queued(order[0], 100, pods.queued["uid-old-0"].since, "ai/old-job")
+    order = pods.queue_order()
+    assert len(order) == 2 and pods.queued["uid-old-0"].since > pods.queued["uid-new-0"].since
+    assert pods.queued["uid-old-0"] == Queued(order[0], 100, pods.queued["uid-old-0"].since, ("ai", "old-job"))
     pods.observe("MODIFIED", pod("old-0", "old-job", "2026-12-01T09:00:00Z", node="n1"))
     assert set(pods.queued) == {"uid-new-0"}
     pods.observe("DELETED", pod("new-0", "new-job", "2026-12-01T08:00:00Z"))
     assert pods.queued == {}
+
+
+def test_a_restarted_job_queues_by_its_recreated_pod_group_even_when_its_pods_are_seen_first():
+    """Volcano's job controller deletes a restarted job's PodGroup and creates it again, so
+    the job queues by its restart. homing's watches may show the new pods before the new
+    group: a pod's place is read from its group as the group is when the order is asked for."""
+    cluster = ClusterState(Settings())
+    cluster.observe_namespace("ADDED", {"metadata": {"name": "ai", "uid": "ns", "labels": {"homing.io/enabled": "true"}}})
+    pods = PodObserver(Settings(), MemoryIndex(), cluster)
+    for name in ("a-job", "b-job"):  # created together at dawn: their names would decide
+        cluster.observe_podgroup("ADDED", podgroup(name, "2026-12-01T06:00:00Z"))
+    # b restarts first, then a; each job's new pods are seen before its new group
+    pods.observe("ADDED", pod("b-0", "b-job", "2026-12-01T08:00:00Z"))
+    pods.observe("ADDED", pod("a-0", "a-job", "2026-12-01T08:00:01Z"))
+    for name, created in (("b-job", "2026-12-01T08:00:00Z"), ("a-job", "2026-12-01T08:00:01Z")):
+        cluster.observe_podgroup("DELETED", podgroup(name, "2026-12-01T06:00:00Z"))
+        cluster.observe_podgroup("ADDED", podgroup(name, created))
+    b, a = pods.queued["uid-b-0"].owner_key, pods.queued["uid-a-0"].owner_key
+    assert pods.queue_order() == [b, a]

@@ -131,18 +131,32 @@ def test_carried_marks_never_break_the_order(order: list[str], carried: dict[str
     assert got == sorted(got) and len(set(got)) == len(got) and all(is_mark(values[o]) for o in order)
 
 
+def group(created: str) -> dict:
+    return {"metadata": {"creationTimestamp": created}}
+
+
+EARLY, LATE = "1970-01-01T00:00:10Z", "1970-01-01T00:00:20Z"
+
+
 @pytest.mark.parametrize(
-    "pods, order",
+    "pods, podgroups, order",
     [
-        pytest.param([Queued("a", 0, 5.0), Queued("b", 0, 1.0)], ["b", "a"], id="earlier-first"),
-        pytest.param([Queued("a", 100, 5.0), Queued("b", 0, 1.0)], ["a", "b"], id="higher-priority-first"),
-        pytest.param([Queued("b", 0, 1.0), Queued("a", 0, 1.0)], ["a", "b"], id="ties-by-owner"),
-        pytest.param([Queued("a", 0, 1.0, "ns/a-9-x"), Queued("b", 0, 1.0, "ns/a-10-y")], ["b", "a"], id="ties-by-pod-group"),
-        pytest.param([Queued("a", 0, 9.0), Queued("a", 0, 2.0), Queued("b", 0, 3.0)], ["a", "b"], id="an-owner-by-its-first-pod"),
+        pytest.param([Queued("a", 0, 5.0), Queued("b", 0, 1.0)], {}, ["b", "a"], id="earlier-first"),
+        pytest.param([Queued("a", 100, 5.0), Queued("b", 0, 1.0)], {}, ["a", "b"], id="higher-priority-first"),
+        pytest.param([Queued("b", 0, 1.0), Queued("a", 0, 1.0)], {}, ["a", "b"], id="ties-by-owner"),
+        pytest.param([Queued("a", 0, 1.0, ("ns", "a-9-x")), Queued("b", 0, 1.0, ("ns", "a-10-y"))],
+                     {("ns", "a-9-x"): group(EARLY), ("ns", "a-10-y"): group(EARLY)}, ["b", "a"], id="ties-by-pod-group"),
+        pytest.param([Queued("a", 0, 9.0), Queued("a", 0, 2.0), Queued("b", 0, 3.0)], {}, ["a", "b"], id="an-owner-by-its-first-pod"),
+        pytest.param([Queued("a", 0, 1.0, ("ns", "pa")), Queued("b", 0, 2.0, ("ns", "pb"))],
+                     {("ns", "pa"): group(LATE), ("ns", "pb"): group(EARLY)}, ["b", "a"], id="by-the-groups-creation-not-the-pods"),
+        pytest.param([Queued("a", 0, 100.0, ("ns", "gone")), Queued("b", 0, 15.0, ("ns", "pb"))],
+                     {("ns", "pb"): group(EARLY)}, ["b", "a"], id="a-group-not-seen-falls-back-to-the-pod"),
+        pytest.param([Queued("a", 0, 1.0, ("ns", "pa")), Queued("b", 0, 2.0, ("ns", "pb"))],
+                     {("ns", "pa"): group("yesterday"), ("ns", "pb"): group(EARLY)}, ["a", "b"], id="an-unreadable-group-time-falls-back-to-the-pod"),
     ],
 )
-def test_queue_order(pods, order):
-    assert queue_order(pods) == order
+def test_queue_order(pods, podgroups, order):
+    assert queue_order(pods, podgroups) == order
 
 
 def pod(created: str | None, group: str | None = None) -> dict:
@@ -155,21 +169,16 @@ def pod(created: str | None, group: str | None = None) -> dict:
 
 
 @pytest.mark.parametrize(
-    "p, podgroups, since",
+    "p, expected",
     [
-        pytest.param(pod("1970-01-01T00:01:40Z"), {}, 100.0, id="its-own-creation"),
-        pytest.param(pod("1970-01-01T00:01:40Z", "pg"),
-                     {("ns", "pg"): {"metadata": {"creationTimestamp": "1970-01-01T00:00:10Z"}}}, 10.0,
-                     id="its-pod-groups-creation"),
-        pytest.param(pod("1970-01-01T00:01:40Z", "gone"), {}, 100.0, id="an-unknown-group-falls-back-to-the-pod"),
-        pytest.param(pod("yesterday"), {}, float("inf"), id="an-unreadable-time-comes-last"),
-        pytest.param(pod(None), {}, float("inf"), id="no-time-comes-last"),
+        pytest.param(pod("1970-01-01T00:01:40Z"), Queued("ns/o", 7, 100.0), id="its-own-creation"),
+        pytest.param(pod("1970-01-01T00:01:40Z", "pg"), Queued("ns/o", 7, 100.0, ("ns", "pg")), id="and-its-group"),
+        pytest.param(pod("yesterday"), Queued("ns/o", 7, float("inf")), id="an-unreadable-time-comes-last"),
+        pytest.param(pod(None), Queued("ns/o", 7, float("inf")), id="no-time-comes-last"),
     ],
 )
-def test_queued(p: dict, podgroups: dict, since: float):
-    got = queued(p, "ns/o", 7, podgroups)
-    assert (got.owner_key, got.priority, got.since) == ("ns/o", 7, since)
-    assert got.tie == ("ns/pg" if ("ns", "pg") in podgroups else "ns/o")
+def test_queued(p: dict, expected: Queued):
+    assert queued(p, "ns/o", 7) == expected
 
 
 @given(st.lists(st.sampled_from([f"ns/o{i}" for i in range(8)]), unique=True, min_size=1),

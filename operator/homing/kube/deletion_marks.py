@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from homing.config import Settings
 from homing.engine.placement.claimed import claimants_by_node
-from homing.engine.replicas.deletion_cost import ANNOTATION, Mark, is_mark, marks, queue_order
+from homing.engine.replicas.deletion_cost import ANNOTATION, Mark, is_mark, marks
 from homing.kube import logs, metrics
 from homing.kube.client import MERGE_PATCH, Kube, KubeError
 from homing.kube.runtime import Runtime
@@ -22,10 +22,15 @@ class DeletionMarks:
     def __init__(self, kube: Kube, rt: Runtime, settings: Settings, leading: Callable[[], bool]) -> None:
         self.kube, self.rt, self.settings, self.leading = kube, rt, settings, leading
         self.sent: dict[str, tuple[str, str | None]] = {}  # uid -> (resourceVersion, value) last written
+        self.order: list[str] = []  # the queue order the marks last followed (logged when it changes)
 
     def due(self, now: float) -> list[Mark]:
         pods = self.rt.pods
-        wanted = marks(pods.replicas.items(), claimants_by_node(self.rt.index, now), queue_order(pods.queued.values()))
+        order = pods.queue_order()
+        if order != self.order:
+            self.order = order
+            log.info("scheduler queue order", waiting=order[:50], owners=len(order))
+        wanted = marks(pods.replicas.items(), claimants_by_node(self.rt.index, now), order)
         # a patch already sent for this version of the pod: wait for the watch to show it
         return [m for m in wanted if self.sent.get(m.uid) != (pods.versions.get(m.uid, ""), m.value)]
 

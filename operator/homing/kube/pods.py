@@ -9,7 +9,7 @@ from typing import Any
 from homing.config import Settings
 from homing.engine.memory import lifecycle
 from homing.engine.placement.decide import topology_of
-from homing.engine.replicas.deletion_cost import ANNOTATION as DELETION_COST, Queued, Replica, queued
+from homing.engine.replicas.deletion_cost import ANNOTATION as DELETION_COST, Queued, Replica, queue_order, queued
 from homing.engine.placement.displacement import pod_load
 from homing.engine.identity import resolve_owner
 from homing.engine.identity.pool_group import pool_group
@@ -90,6 +90,10 @@ class PodObserver:
         if gone:
             _log.info("pods missing from the re-list treated as deleted", pods=len(gone))
 
+    def queue_order(self) -> list[str]:
+        """Owners with pending pods in their scheduler's order, from the pod groups as they are now."""
+        return queue_order(self.queued.values(), self.cluster.podgroups)
+
     def _occupy(self, event: str | None, uid: str, pod: dict) -> None:
         """Which node each accelerator pod of any workload sits on, and what it holds there
         (the outcome's home-busy; behaviour.md "Beyond the home" free nodes and victims), or what it waits for."""
@@ -114,7 +118,7 @@ class PodObserver:
         if node:
             self.queued.pop(uid, None)
         else:
-            self.queued[uid] = queued(pod, key, load.priority, self.cluster.podgroups)
+            self.queued[uid] = queued(pod, key, load.priority)
 
     def _group(self, pod: dict, view: PodView) -> str | None:
         c = self.cluster

@@ -48,12 +48,13 @@ class Replica:
 @dataclass(frozen=True, slots=True)
 class Queued:
     """A pending pod as its scheduler orders it: higher priority first, then the earlier
-    `since` (its pod group's creation when it has one, else its own)."""
+    creation of its pod group (looked up when the order is asked for: Volcano's job controller
+    deletes a restarted job's group and creates it again) or, without a known group, its own."""
 
     owner_key: str
     priority: int
-    since: float
-    tie: str = ""  # then "<namespace>/<pod group>", as Volcano breaks ties; the owner key when there is none
+    since: float  # the pod's own creation
+    group: tuple[str, str] | None = None  # (namespace, pod group) when it names one
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,16 +67,12 @@ class Mark:
     claimant: str | None = None  # the owner waiting for the node, when set
 
 
-def queued(pod: dict, owner_key: str, priority: int, podgroups: Mapping[tuple[str, str], dict]) -> Queued:
-    """A pending pod's place in its scheduler's queue. Volcano orders equal-priority jobs
-    by their PodGroup's creation; a pod without a known group by its own."""
+def queued(pod: dict, owner_key: str, priority: int) -> Queued:
+    """A pending pod's entry in its scheduler's queue."""
     meta = pod.get("metadata") or {}
     group = group_name(pod)
-    podgroup = podgroups.get((meta.get("namespace") or "", group)) if group else None
-    since = _epoch(((podgroup or {}).get("metadata") or {}).get("creationTimestamp"))
-    if since is not None:
-        return Queued(owner_key, priority, since, f"{meta.get('namespace') or ''}/{group}")
-    return Queued(owner_key, priority, _epoch(meta.get("creationTimestamp")) or float("inf"), owner_key)
+    return Queued(owner_key, priority, _epoch(meta.get("creationTimestamp")) or float("inf"),
+                  (meta.get("namespace") or "", group) if group else None)
 
 
 def _epoch(stamp: object) -> float | None:
@@ -87,11 +84,14 @@ def _epoch(stamp: object) -> float | None:
         return None
 
 
-def queue_order(queued: Iterable[Queued]) -> list[str]:
-    """Owners with pending pods in the order their scheduler takes them."""
+def queue_order(queued: Iterable[Queued], podgroups: Mapping[tuple[str, str], dict]) -> list[str]:
+    """Owners with pending pods in the order their scheduler takes them. Volcano orders
+    equal-priority jobs by their PodGroup's creation, then by "<namespace>/<pod group>"."""
     first: dict[str, tuple[int, float, str]] = {}
     for q in queued:
-        key = (-q.priority, q.since, q.tie or q.owner_key)
+        podgroup = podgroups.get(q.group) if q.group else None
+        created = _epoch(((podgroup or {}).get("metadata") or {}).get("creationTimestamp"))
+        key = (-q.priority, created, "/".join(q.group)) if q.group and created is not None else (-q.priority, q.since, q.owner_key)
         if q.owner_key not in first or key < first[q.owner_key]:
             first[q.owner_key] = key
     return sorted(first, key=lambda owner: (first[owner], owner))
