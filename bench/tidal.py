@@ -91,14 +91,34 @@ async def unbound(c: TidalCluster, step: str) -> str:
     return f"; not bound at the step's end: {missing} (jobs {jobs}, groups {groups})"
 
 
-async def tide(c: TidalCluster, step: str, replicas: int) -> None:
+async def marks_written(c: TidalCluster, step: str) -> None:
+    """Waits (up to MARKS_WAIT_S) until homing has marked every replica on a waiting gang's home.
+    A night comes hours after the morning; here seconds after, when homing, writing its marks at
+    its bounded rate, may not have reached them all: what the night measures is the marks' effect."""
+    start = time.monotonic()
+    while c.recorder.unmarked_on_waiting_homes() and time.monotonic() - start < MARKS_WAIT_S:
+        await asyncio.sleep(0.2)
+    if left := c.recorder.unmarked_on_waiting_homes():
+        log(f"  {step}: {left} replicas on waiting homes still unmarked after {MARKS_WAIT_S:.0f} s")
+
+
+async def tide(c: TidalCluster, step: str, replicas: int, scale_in_step: int = 0, marks: bool = False) -> None:
     """One step of the inference tide. A night is a scale-in, recorded as it begins, and ends once
     every training rank is bound again: there is room for all of them then, and kube-scheduler
-    retries a waiting gang after quiet gaps longer than `quiet`."""
+    retries a waiting gang after quiet gaps longer than `quiet`. With `marks` (homing writes
+    deletion-cost marks), a night begins once they are written. With `scale_in_step`, a night
+    goes down that many replicas at a time, SCALE_IN_PERIOD_S apart, as a scale-down policy does."""
     c.recorder.phase = step
     night = step.endswith("night")
+    if night and marks:
+        await marks_written(c, step)
     if night:
         c.recorder.scale_in_begins()
+    if night and scale_in_step:
+        current = (await c.kube.request("GET", f"/apis/apps/v1/namespaces/{NS}/deployments/qwen"))["spec"]["replicas"]
+        for target in range(current - scale_in_step, replicas, -scale_in_step):
+            await c.scale("qwen", target)
+            await asyncio.sleep(SCALE_IN_PERIOD_S)
     await c.scale("qwen", replicas)
     await c.settle(quiet=4, at_least=6, until=c.all_training_bound if night else None)
 
@@ -114,12 +134,13 @@ def scale_in(c: TidalCluster, step: str) -> str:
     whole = s["first_gang_whole_after"]
     gang = f", the first gang's {whole[1]} held homes all freed after {whole[0]} deletions" if whole else ""
     return (f"; scale-in: {s['on_waiting_homes']} of {s['replicas']} replicas on {s['waiting_homes']} waiting homes "
-            f"({s['marked_on_waiting_homes']} marked, {s['marked_elsewhere']} marked elsewhere), "
+            f"({s['marked_on_waiting_homes']} marked, {s['marked_elsewhere']} marked elsewhere; "
+            f"{s['not_ready']} not ready, {s['not_ready_unmarked']} of them unmarked), "
             f"the first {n} deletions {first} of them{gang}, cost order inverted in {s['cost_order_inversions']} of pairs; "
             f"gangs by mark {s['jobs_by_mark']}, by binding {s['jobs_by_bind']}")
 
 
-async def day(c: TidalCluster, d: Day) -> None:
+async def day(c: TidalCluster, d: Day, scale_in_step: int = 0, marks: bool = False) -> None:
     """The scripted day. Sizes follow the cluster: 3/4 of it training, inference tides."""
     nodes = c.superpods * NODES_PER_SUPERPOD
     jobs = max(1, nodes * 3 // 4 // d.gang)
@@ -135,7 +156,7 @@ async def day(c: TidalCluster, d: Day) -> None:
     log(f"  dawn: {jobs} training jobs of {d.gang}, inference {base}{await unbound(c, 'dawn')}")
     restarts = await c.count_restarts("dawn", {})
     for step, replicas in (("morning wave 1", base + nodes // 4), ("morning wave 2", base + nodes // 2), ("night", base)):
-        await tide(c, step, replicas)
+        await tide(c, step, replicas, scale_in_step, marks)
         restarts = await c.count_restarts(step, restarts)
         log(f"  {step}: inference {replicas}{scale_in(c, step)}{await unbound(c, step)}")
     hosting = [p.node for p in c.recorder.pods.values() if p.node and p.key.startswith("train-")]
@@ -153,7 +174,7 @@ async def day(c: TidalCluster, d: Day) -> None:
     restarts = await c.count_restarts("recovery", restarts)
     log(f"  faults recovered{await unbound(c, 'recovery')}")
     for step, replicas in (("next morning", base + nodes // 4), ("next night", base)):
-        await tide(c, step, replicas)
+        await tide(c, step, replicas, scale_in_step, marks)
         restarts = await c.count_restarts(step, restarts)
         log(f"  {step}: inference {replicas}{scale_in(c, step)}{await unbound(c, step)}")
 
@@ -171,6 +192,13 @@ class Setting:
 
     controller_manager: tuple[str, ...] = ()
     volcano: tuple[str, ...] = ()
+    stepped_scale_in: bool = False  # the nights go down one gang's size of replicas at a time
+
+
+# A stepped night's period between steps: longer than Volcano takes to place a gang once its
+# room is idle (about a second here); an HPA scale-down policy steps at its sync period, 15 s.
+SCALE_IN_PERIOD_S = 5.0
+MARKS_WAIT_S = 30.0  # 110 marks at homing's default 20 patches a second take under 6 s
 
 
 SETTINGS = {
@@ -180,6 +208,11 @@ SETTINGS = {
     # Past 100 nodes Volcano's predicates stop after a sample of the nodes (145 of 304), in
     # preempt too: a burst's agreed victim is often outside a replica's sample.
     "-all-nodes": Setting(volcano=("--percentage-nodes-to-find=100",)),
+    # The ReplicaSet controller deletes a scale-in's victims from parallel goroutines, so when
+    # a night removes more replicas than stand on waiting homes, the others' nodes come free
+    # among them and a gang is placed on whatever is idle. One gang's size at a time (an HPA
+    # scale-down policy of that many Pods per period), every victim is a marked one.
+    "-stepped-scale-in": Setting(stepped_scale_in=True),
 }
 
 
@@ -213,7 +246,8 @@ def parse_variant(name: str) -> Variant:
         rest, off = rest[: -len(f"-no-{match}")], [match, *off]
     flags = [SETTINGS[n] for n in names]
     return Variant(rest, tuple(off), "".join(names), Setting(tuple(f for x in flags for f in x.controller_manager),
-                                                              tuple(f for x in flags for f in x.volcano)))
+                                                              tuple(f for x in flags for f in x.volcano),
+                                                              any(x.stepped_scale_in for x in flags)))
 
 
 NOOP = "+noopwebhook"  # a webhook in homing's place that admits every pod unchanged (bench/noop_floor.py)
@@ -295,7 +329,7 @@ async def run(variant: str, day_name: str, superpods: int, volcano_args: tuple[s
             noop = await noop_floor.start(c.kube, c.workdir / "noop", "noop", NOOP_PROBE, NS)
         port = noop[1] if noop else None
         before = await readings(c, port)
-        await day(c, d)
+        await day(c, d, d.gang if setting.stepped_scale_in else 0, marks="+homing" in base and "deletion-marks" not in v.off)
         result = {**c.recorder.summary(), "gang_restarts": await c.gang_restarts(), **the_day(before, await readings(c, port))}
     finally:
         if noop:

@@ -106,6 +106,7 @@ class PodSeen:
     reason: str = ""  # homing's decision reason, when it made one
     preferred: list[tuple[int, set[str]]] = field(default_factory=list)  # its preferred node terms: (weight, node names)
     cost: str | None = None  # its pod-deletion-cost annotation (homing's scale-in mark, or a user's cost), if any
+    ready: bool = False  # Running and Ready: a ReplicaSet deletes not-ready replicas before it reads any cost
 
     @property
     def job(self) -> str:
@@ -142,6 +143,8 @@ class ScaleIn:
     held: dict[str, int]  # job -> replicas standing on its homes as the scale-in began
     marked_on_waiting_homes: int
     marked_elsewhere: int
+    not_ready: int = 0  # replicas not Running and Ready as it began: the ReplicaSet deletes those first, whatever their cost
+    not_ready_unmarked: int = 0  # of those, the ones with no mark (each one deleted before the marked ones)
     order: list[str | None] = field(default_factory=list)  # each deletion in turn: the job whose home it freed, if any
     costs: list[int] = field(default_factory=list)  # homing's marks on the deleted replicas that had one, in turn
     job_marks: dict[str, int] = field(default_factory=dict)  # job -> the lowest mark on its homes' replicas: the order homing asked for
@@ -170,6 +173,7 @@ class ScaleIn:
                 whole.append((at[-1] + 1, n))
         return {"waiting_homes": len(self.waiting_homes), "replicas": self.replicas, "on_waiting_homes": on_waiting,
                 "marked_on_waiting_homes": self.marked_on_waiting_homes, "marked_elsewhere": self.marked_elsewhere,
+                "not_ready": self.not_ready, "not_ready_unmarked": self.not_ready_unmarked,
                 "deleted": len(self.order), "deleted_on_waiting_homes": sum(1 for j in self.order if j),
                 "first_deletions_on_waiting_homes": [sum(1 for j in first if j), len(first)],
                 "first_gang_whole_after": list(min(whole)) if whole else None,
@@ -177,6 +181,12 @@ class ScaleIn:
                 # the gangs as homing's marks free their homes, and as the scheduler placed them
                 "jobs_by_mark": sorted(self.job_marks, key=lambda j: (self.job_marks[j], j)),
                 "jobs_by_bind": list(self.bound_jobs)}
+
+
+def running_and_ready(pod: dict) -> bool:
+    status = pod.get("status") or {}
+    return status.get("phase") == "Running" and any(
+        c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or ())
 
 
 def inversions(values: list[int]) -> float | None:
@@ -328,6 +338,7 @@ class Recorder:
         seen = self.pods.get(uid)
         if seen is not None:
             seen.cost = (pod["metadata"].get("annotations") or {}).get(DELETION_COST)
+            seen.ready = running_and_ready(pod)
         if pod["metadata"].get("deletionTimestamp"):
             if seen is not None and not seen.leaving:
                 seen.leaving = True  # a leaving pod keeps its node busy until it is deleted
@@ -341,7 +352,8 @@ class Recorder:
             npus = int((container.get("resources", {}).get("limits") or {}).get(NPU, 0))
             key, ranked = self.key_of(pod)
             seen = self.pods[uid] = PodSeen(key, image, self.images.get(image, 0.0), npus, now, ranked,
-                                            cost=(pod["metadata"].get("annotations") or {}).get(DELETION_COST))
+                                            cost=(pod["metadata"].get("annotations") or {}).get(DELETION_COST),
+                                            ready=running_and_ready(pod))
             if ranked:
                 self.ranks_seen.setdefault(seen.job, []).append(now)
             else:
@@ -460,13 +472,22 @@ class Recorder:
                 row["held-then-freed"] = row.get("held-then-freed", 0) + 1
         return out
 
+    def waiting_homes(self) -> tuple[dict[str, str], list[PodSeen]]:
+        """The homes of ranks with no bound pod (node -> a waiting gang's job), and the bound replicas."""
+        bound = {p.key for p in self.pods.values() if p.ranked and p.node and not p.leaving}
+        waiting = {node: job_of(key) for key, node in self.last_node.items() if key not in bound}
+        return waiting, [p for p in self.pods.values() if not p.ranked and p.node and not p.leaving]
+
+    def unmarked_on_waiting_homes(self) -> int:
+        """Replicas on a waiting gang's home that carry no mark of homing's (yet)."""
+        waiting, replicas = self.waiting_homes()
+        return sum(1 for p in replicas if p.node in waiting and not is_mark(p.cost))
+
     def scale_in_begins(self) -> None:
         """Called just before the step's scale-in: which replicas stand on homes of ranks
         with no bound pod (a waiting gang's), how many of those carry a deletion cost, and
         from here on the order the ReplicaSet deletes in (its deletions are what free them)."""
-        bound = {p.key for p in self.pods.values() if p.ranked and p.node and not p.leaving}
-        waiting = {node: job_of(key) for key, node in self.last_node.items() if key not in bound}
-        replicas = [p for p in self.pods.values() if not p.ranked and p.node and not p.leaving]
+        waiting, replicas = self.waiting_homes()
         held: dict[str, int] = {}
         job_marks: dict[str, int] = {}
         for p in replicas:
@@ -478,7 +499,9 @@ class Recorder:
         self.scale_ins[self.phase] = ScaleIn(
             waiting_homes=waiting, replicas=len(replicas), held=held, job_marks=job_marks,
             marked_on_waiting_homes=sum(1 for p in replicas if p.node in waiting and is_mark(p.cost)),
-            marked_elsewhere=sum(1 for p in replicas if p.node not in waiting and is_mark(p.cost)))
+            marked_elsewhere=sum(1 for p in replicas if p.node not in waiting and is_mark(p.cost)),
+            not_ready=sum(1 for p in replicas if not p.ready),
+            not_ready_unmarked=sum(1 for p in replicas if not p.ready and not is_mark(p.cost)))
 
     def summary(self) -> dict:
         r = self.replacements

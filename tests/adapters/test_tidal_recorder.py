@@ -384,3 +384,39 @@ def test_a_users_own_deletion_cost_is_not_counted_as_homings_mark(rec, clock):
     s = rec.summary()["scale_in_by_phase"]["night"]
     assert (s["marked_on_waiting_homes"], s["marked_elsewhere"], s["jobs_by_mark"]) == (0, 0, [])
     assert s["cost_order_inversions"] is None
+
+
+def running(pod: dict, ready: bool = True) -> dict:
+    pod["status"] = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}
+    return pod
+
+
+def test_the_scale_in_record_counts_the_replicas_not_ready_as_it_began(rec, clock):
+    """A ReplicaSet deletes a replica that is not Running and Ready before any whose cost is
+    lower: the record says how many there were, and how many of them carried no mark."""
+    rec.pod_event("ADDED", rank_pod("p0", 0, "a"))
+    rec.pod_event("DELETED", rank_pod("p0", 0, "a"))
+    rec.pod_event("ADDED", running(marked(replica("r1", "a")), ready=False))  # marked, still starting
+    rec.pod_event("ADDED", replica("r2", "b"))  # Running, no Ready condition yet
+    rec.pod_event("ADDED", running(replica("r3", "c"), ready=False))
+    rec.pod_event("MODIFIED", running(replica("r3", "c")))  # ready since
+    rec.pod_event("ADDED", running(replica("r4", "d"), ready=False))
+    rec.phase = "night"
+    rec.scale_in_begins()
+    s = rec.summary()["scale_in_by_phase"]["night"]
+    assert (s["not_ready"], s["not_ready_unmarked"]) == (3, 2)
+
+
+def test_replicas_on_waiting_homes_still_unmarked_are_counted(rec, clock):
+    """A night waits for homing's marks: the replicas on a waiting gang's home with none yet."""
+    rec.pod_event("ADDED", rank_pod("p0", 0, "a"))
+    rec.pod_event("ADDED", rank_pod("p1", 1, "b"))
+    rec.pod_event("DELETED", rank_pod("p0", 0, "a"))
+    rec.pod_event("DELETED", rank_pod("p1", 1, "b"))
+    rec.pod_event("ADDED", replica("r1", "a"))
+    rec.pod_event("ADDED", marked(replica("r2", "b"), "7"))  # a user's cost is not homing's mark
+    rec.pod_event("ADDED", replica("r3", "c"))  # no gang waits for c
+    assert rec.unmarked_on_waiting_homes() == 2
+    rec.pod_event("MODIFIED", marked(replica("r1", "a")))
+    rec.pod_event("MODIFIED", marked(replica("r2", "b")))
+    assert rec.unmarked_on_waiting_homes() == 0

@@ -283,3 +283,15 @@ def test_the_day_is_the_difference_of_two_readings(tidal):
         "cpu_s": {"homing": 3.2, "vc-scheduler": 2.0},
         "admission_s": {"round_trip": {"n": 2, "p50": 0.05, "p99": 0.099}},
         "admission_connections": 7, "scheduler": {}}
+
+
+@pytest.mark.parametrize("variant, stepped", [
+    ("volcano+gangpreempt+homing-stepped-scale-in", True),
+    ("volcano+gangpreempt-stepped-scale-in-fast-scale-in", True),
+    ("volcano+gangpreempt+homing-fast-scale-in", False),
+    ("volcano+gangpreempt+homing", False),
+])
+def test_the_stepped_scale_in_is_a_setting_of_its_own(tidal, variant, stepped):
+    v = tidal.parse_variant(variant)
+    assert v.setting.stepped_scale_in is stepped
+    assert v.unset + v.suffix == variant
