@@ -131,6 +131,9 @@ class PullRecord:
                 "terms": [[w, node in names, bool(names & warm)] for w, names in self.seen.preferred]}
 
 
+BOUND_TOGETHER_S = 0.3  # first binds of two gangs this close: one scheduling session's (Volcano's period is 0.5 s)
+
+
 @dataclass
 class ScaleIn:
     """A scale-in as the ReplicaSet carried it out: the replicas standing on waiting gangs'
@@ -148,11 +151,23 @@ class ScaleIn:
     order: list[str | None] = field(default_factory=list)  # each deletion in turn: the job whose home it freed, if any
     costs: list[int] = field(default_factory=list)  # homing's marks on the deleted replicas that had one, in turn
     job_marks: dict[str, int] = field(default_factory=dict)  # job -> the lowest mark on its homes' replicas: the order homing asked for
-    bound_jobs: list[str] = field(default_factory=list)  # waiting jobs in the order their first rank bound in the step
+    bound_jobs: list[tuple[str, float]] = field(default_factory=list)  # waiting jobs as their first rank bound in the step, and when
 
-    def bound(self, job: str) -> None:
-        if job in self.held and job not in self.bound_jobs:
-            self.bound_jobs.append(job)
+    def bound(self, job: str, when: float) -> None:
+        if job in self.held and job not in (j for j, _ in self.bound_jobs):
+            self.bound_jobs.append((job, when))
+
+    def bind_groups(self) -> list[list[str]]:
+        """The gangs in the order they bound, those bound together in one group: a scheduler
+        binds one session's gangs from parallel calls, so their order within it says nothing."""
+        groups: list[list[str]] = []
+        last = None
+        for job, when in self.bound_jobs:
+            if last is None or when - last > BOUND_TOGETHER_S:
+                groups.append([])
+            groups[-1].append(job)
+            last = when
+        return groups
 
     def deleted(self, replica: PodSeen) -> None:
         self.order.append(self.waiting_homes.get(replica.node or ""))
@@ -180,7 +195,7 @@ class ScaleIn:
                 "cost_order_inversions": inversions(self.costs),
                 # the gangs as homing's marks free their homes, and as the scheduler placed them
                 "jobs_by_mark": sorted(self.job_marks, key=lambda j: (self.job_marks[j], j)),
-                "jobs_by_bind": list(self.bound_jobs)}
+                "jobs_by_bind": self.bind_groups()}
 
 
 def running_and_ready(pod: dict) -> bool:
@@ -384,7 +399,7 @@ class Recorder:
         before = len(self.replacements)
         self._classify(key, ranked, node, seen, uid)
         if ranked and self.phase in self.scale_ins:
-            self.scale_ins[self.phase].bound(seen.job)
+            self.scale_ins[self.phase].bound(seen.job, seen.bound or time.monotonic())
         if len(self.replacements) > before:
             seen.replacement = True
             seen.warm_room = self._warm_room(seen.image, uid, seen.npus)

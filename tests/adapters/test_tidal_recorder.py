@@ -365,9 +365,28 @@ def test_the_scale_in_record_puts_the_gangs_in_mark_order_beside_their_binding_o
     rec.scale_in_begins()
     rec.pod_event("ADDED", gang_rank("x", "x1", 0, "c"))
     rec.pod_event("ADDED", gang_rank("x", "x2", 0, "c"))  # another pod of a gang already counted
+    clock.now += 1.0
     rec.pod_event("ADDED", gang_rank("y", "y1", 0, "d"))
     s = rec.summary()["scale_in_by_phase"]["night"]
-    assert (s["jobs_by_mark"], s["jobs_by_bind"]) == (["y", "x"], ["x", "y"])
+    assert (s["jobs_by_mark"], s["jobs_by_bind"]) == (["y", "x"], [["x"], ["y"]])
+
+
+def test_gangs_bound_within_one_session_are_one_group_of_the_binding_order(rec, clock):
+    """A scheduler binds the gangs of one session from parallel calls: x's pods may land
+    before y's though y was placed first, so gangs bound that close are not ordered."""
+    for job, uid, home in (("x", "x0", "a"), ("y", "y0", "b"), ("z", "z0", "e")):
+        rec.pod_event("ADDED", gang_rank(job, uid, 0, home))
+        rec.pod_event("DELETED", gang_rank(job, uid, 0, home))
+    for uid, node in (("ra", "a"), ("rb", "b"), ("re", "e")):
+        rec.pod_event("ADDED", marked(replica(uid, node)))
+    rec.phase = "night"
+    rec.scale_in_begins()
+    rec.pod_event("ADDED", gang_rank("x", "x1", 0, "c"))
+    clock.now += 0.1
+    rec.pod_event("ADDED", gang_rank("y", "y1", 0, "d"))
+    clock.now += 0.9
+    rec.pod_event("ADDED", gang_rank("z", "z1", 0, "f"))
+    assert rec.summary()["scale_in_by_phase"]["night"]["jobs_by_bind"] == [["x", "y"], ["z"]]
 
 
 def test_a_users_own_deletion_cost_is_not_counted_as_homings_mark(rec, clock):
