@@ -198,10 +198,13 @@ class ScaleIn:
                 "jobs_by_bind": self.bind_groups()}
 
 
+def ready(obj: dict) -> bool:
+    """A pod's or a node's Ready condition is True."""
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in (obj.get("status") or {}).get("conditions") or ())
+
+
 def running_and_ready(pod: dict) -> bool:
-    status = pod.get("status") or {}
-    return status.get("phase") == "Running" and any(
-        c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or ())
+    return (pod.get("status") or {}).get("phase") == "Running" and ready(pod)
 
 
 def inversions(values: list[int]) -> float | None:
@@ -279,9 +282,8 @@ class Recorder:
         if kind == "DELETED":
             self.nodes.pop(name, None)
             return
-        ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in node.get("status", {}).get("conditions", []))
         taints = {t.get("key") for t in node.get("spec", {}).get("taints") or []}
-        now_ready = ready and not taints & {"node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready"}
+        now_ready = ready(node) and not taints & {"node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready"}
         if name in self.nodes and self.nodes[name]["ready"] != now_ready:
             self.transitions.append((round(time.monotonic(), 1), self.phase, name, now_ready))
         self.nodes[name] = {"ready": now_ready, "superpod": (node["metadata"].get("labels") or {}).get(SUPERPOD)}
@@ -394,12 +396,12 @@ class Recorder:
 
     def _judge(self, pod: dict, seen: PodSeen, uid: str) -> None:
         key, ranked = self.key_of(pod)
-        node = seen.node
-        assert node is not None
+        node, when = seen.node, seen.bound
+        assert node is not None and when is not None  # judged as it binds
         before = len(self.replacements)
         self._classify(key, ranked, node, seen, uid)
         if ranked and self.phase in self.scale_ins:
-            self.scale_ins[self.phase].bound(seen.job, seen.bound or time.monotonic())
+            self.scale_ins[self.phase].bound(seen.job, when)
         if len(self.replacements) > before:
             seen.replacement = True
             seen.warm_room = self._warm_room(seen.image, uid, seen.npus)
