@@ -144,7 +144,6 @@ class Webhook(BaseModel):
     tls_secret: str | None = None  # keep the certificate in this Secret (service namespace) across restarts
     timeout_seconds: int = 2  # timeoutSeconds in the webhook configuration
     deadline_seconds: float = 0.25  # internal budget, well under timeout_seconds
-    wait_for_loop_seconds: float = Field(1.0, gt=0)  # a review the operator's loop has not taken by then goes in unchanged
     # cert-manager's shape: a CA signs a short-lived serving certificate; each is renewed
     # after two thirds of its life, while running (certplan.py).
     leaf_seconds: float = Field(7 * 86400, gt=0)  # the serving certificate's life

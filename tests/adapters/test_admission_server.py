@@ -1,16 +1,12 @@
 """The webhook server kopf runs through its public server protocol (behaviour.md "Operation", never
-stall, never reject): it hands every review to kopf's function on the operator's loop, answers
-with what it returns from a thread of its own, closes each connection while draining, and admits
-the pod unchanged should kopf's function fail or the operator's loop not take the review in time.
-And the registered `@kopf.on.mutate` handler is what sends the pod home."""
+stall, never reject): it hands every review to kopf's function, answers with what it returns,
+closes each connection while draining, and admits the pod unchanged should kopf's function
+fail. And the registered `@kopf.on.mutate` handler is what sends the pod home."""
 from __future__ import annotations
 
 import asyncio
 import socket
 import ssl
-import threading
-import time
-import urllib.request
 from types import SimpleNamespace
 
 import aiohttp
@@ -40,10 +36,9 @@ class Served:
     """A real server on a free port (plain HTTP: TLS is certstore's, tested there), run by
     the same protocol kopf runs it by, with `fn` standing where kopf's function stands."""
 
-    def __init__(self, fn, wait_for_loop_seconds: float = 1.0) -> None:
+    def __init__(self, fn) -> None:
         self.fn, self.port, self.draining = fn, free_port(), False
-        self.server = AdmissionServer("127.0.0.1", self.port, None, draining=lambda: self.draining,
-                                      wait_for_loop_seconds=wait_for_loop_seconds)
+        self.server = AdmissionServer("127.0.0.1", self.port, None, draining=lambda: self.draining)
 
     async def __aenter__(self) -> "Served":
         self.configs = self.server(self.fn)
@@ -74,75 +69,6 @@ async def test_every_review_goes_to_kopfs_function_and_its_answer_back():
     assert status == 200 and answer == {"response": {"uid": "req-1", "allowed": True, "warnings": ["w"]}}
     assert seen == [(WEBHOOK_ID, "req-1", "application/json")]
     assert connection.lower() != "close"
-
-
-def unanswered() -> float:
-    return sum(m.value for fam in metrics.ADMISSIONS.collect() for m in fam.samples
-               if m.name.endswith("_total") and m.labels["decision"] == "unanswered")
-
-
-def post_from_another_thread(port: int, body: bytes, out: dict) -> threading.Thread:
-    """A client that does not need the test's loop (the operator's loop, here), timed."""
-    def post() -> None:
-        started = time.perf_counter()
-        request = urllib.request.Request(f"http://127.0.0.1:{port}/{WEBHOOK_ID}", data=body,
-                                         headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(request, timeout=10) as resp:
-            out.update(status=resp.status, answer=orjson.loads(resp.read()), seconds=time.perf_counter() - started)
-
-    thread = threading.Thread(target=post)
-    thread.start()
-    return thread
-
-
-async def test_a_review_the_operators_loop_does_not_take_in_time_goes_in_unchanged():
-    """A loop held up (a long listing, a pause) must not hold up pods: after the wait the pod is
-    admitted unchanged, and the decision given up is never made (it would leave a promise)."""
-    decided = []
-
-    async def fn(data: dict, **_: object) -> dict:
-        decided.append(data["request"]["uid"])
-        return {"response": {"uid": data["request"]["uid"], "allowed": True, "warnings": ["decided"]}}
-
-    before, out = unanswered(), {}
-    async with Served(fn, wait_for_loop_seconds=0.2) as s:
-        client = post_from_another_thread(s.port, orjson.dumps(review(rank0())), out)
-        time.sleep(1.0)  # the operator's loop (this test's) held up for a second
-        client.join(10)
-        await asyncio.sleep(0.2)  # the loop free again: the given-up decision has had its turn
-    assert out["status"] == 200 and out["seconds"] < 0.8
-    assert out["answer"] == {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-                             "response": {"uid": "req-1", "allowed": True}}
-    assert decided == []
-    assert unanswered() == before + 1
-
-
-async def test_a_decision_begun_before_the_wait_runs_out_is_answered_with_its_result():
-    """Begun means its promise may be in the memory: the pod must get the decision that made it."""
-    async def fn(data: dict, **_: object) -> dict:
-        await asyncio.sleep(0.4)  # kopf's function suspending, longer than the wait
-        return {"response": {"uid": data["request"]["uid"], "allowed": True, "warnings": ["decided"]}}
-
-    before = unanswered()
-    async with Served(fn, wait_for_loop_seconds=0.1) as s:
-        status, answer, _ = await s.post(orjson.dumps(review(rank0())))
-    assert status == 200 and answer == {"response": {"uid": "req-1", "allowed": True, "warnings": ["decided"]}}
-    assert unanswered() == before
-
-
-async def test_kopfs_function_runs_on_the_operators_loop_and_nowhere_else():
-    """The memory is only touched from the operator's loop: no lock guards it."""
-    ran_on = []
-
-    async def fn(data: dict, **_: object) -> dict:
-        ran_on.append((threading.get_ident(), asyncio.get_running_loop()))
-        return {"response": {"uid": data["request"]["uid"], "allowed": True}}
-
-    async with Served(fn) as s:
-        for _ in range(3):
-            status, _, _ = await s.post(orjson.dumps(review(rank0())))
-            assert status == 200
-    assert ran_on == [(threading.get_ident(), asyncio.get_running_loop())] * 3
 
 
 def admissions_timed() -> tuple[float, float]:
