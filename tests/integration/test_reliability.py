@@ -35,11 +35,18 @@ async def _only_memory(kube, ns) -> dict | None:
     return mems[0] if len(mems) == 1 else None
 
 
+async def _only_memory_with_status(kube, ns) -> dict | None:
+    """The object is created first and its status written after (a subresource): a test that
+    stops the operator in between finds a PlacementMemory with no status yet."""
+    mem = await _only_memory(kube, ns)
+    return mem if mem is not None and (mem.get("status") or {}).get("owner") else None
+
+
 async def test_an_owner_quiet_for_four_days_survives_scale_to_zero_and_a_restart(kube, operator, ns):
     """Defect 1: the stored lastSeen was the last *write*. A workload that ran 4 days
     unchanged, then scaled to zero, was forgotten by the first sweep after a restart."""
     a, _, owner, ann = await o.rank_ran_on_a(kube, ns)
-    mem = await o.eventually(lambda: _only_memory(kube, ns), what="PlacementMemory written")
+    mem = await o.eventually(lambda: _only_memory_with_status(kube, ns), what="PlacementMemory and its status written")
     operator.stop(kill=True)
     name = mem["metadata"]["name"]
     await kube.request(  # as if the last write was 4 days ago: nothing changed since
