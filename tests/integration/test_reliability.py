@@ -30,23 +30,18 @@ def _days_ago(days: float) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-async def _only_memory(kube, ns) -> dict | None:
-    mems = await o.placement_memories(kube, ns)
+async def _only_memory(kube, ns, written: bool = False) -> dict | None:
+    """The namespace's one PlacementMemory; `written`: once its status is (written after the object)."""
+    mems = await (o.written_memories if written else o.placement_memories)(kube, ns)
     return mems[0] if len(mems) == 1 else None
-
-
-async def _only_memory_with_status(kube, ns) -> dict | None:
-    """The object is created first and its status written after (a subresource): a test that
-    stops the operator in between finds a PlacementMemory with no status yet."""
-    mem = await _only_memory(kube, ns)
-    return mem if mem is not None and (mem.get("status") or {}).get("owner") else None
 
 
 async def test_an_owner_quiet_for_four_days_survives_scale_to_zero_and_a_restart(kube, operator, ns):
     """Defect 1: the stored lastSeen was the last *write*. A workload that ran 4 days
     unchanged, then scaled to zero, was forgotten by the first sweep after a restart."""
     a, _, owner, ann = await o.rank_ran_on_a(kube, ns)
-    mem = await o.eventually(lambda: _only_memory_with_status(kube, ns), what="PlacementMemory and its status written")
+    # stopped before its status is written, the status patch below would meet an object without one
+    mem = await o.eventually(lambda: _only_memory(kube, ns, written=True), what="PlacementMemory and its status written")
     operator.stop(kill=True)
     name = mem["metadata"]["name"]
     await kube.request(  # as if the last write was 4 days ago: nothing changed since
