@@ -17,6 +17,7 @@ from pathlib import Path
 
 import yaml
 
+from homing.engine.cluster.health import UNHEALTHY_TAINTS
 from homing.engine.replicas.deletion_cost import ANNOTATION as DELETION_COST, is_mark
 from homing.kube.client import MERGE_PATCH, Kube, KubeError
 from homing.kube.reflector import Reflector
@@ -283,7 +284,7 @@ class Recorder:
             self.nodes.pop(name, None)
             return
         taints = {t.get("key") for t in node.get("spec", {}).get("taints") or []}
-        now_ready = ready(node) and not taints & {"node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready"}
+        now_ready = ready(node) and not taints & UNHEALTHY_TAINTS
         if name in self.nodes and self.nodes[name]["ready"] != now_ready:
             self.transitions.append((round(time.monotonic(), 1), self.phase, name, now_ready))
         self.nodes[name] = {"ready": now_ready, "superpod": (node["metadata"].get("labels") or {}).get(SUPERPOD)}
