@@ -25,10 +25,7 @@ def run() -> None:
     settings = Settings()  # refuses bad weights before anything starts
     logs.configure(settings.log_level)
     start_http_server(settings.metrics_port)
-    from homing.kube.loopgate import GatedLoop
-
-    with asyncio.Runner(loop_factory=GatedLoop) as runner:  # the admission thread decides between its callbacks
-        runner.run(operate(settings.health_port, settings.liveness_port, settings.health.drain_seconds))
+    asyncio.run(operate(settings.health_port, settings.liveness_port, settings.health.drain_seconds))
 
 
 async def operate(ready_port: int, liveness_port: int, drain_seconds: float) -> None:

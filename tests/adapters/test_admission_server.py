@@ -7,8 +7,6 @@ from __future__ import annotations
 import asyncio
 import socket
 import ssl
-import threading
-import urllib.request
 from types import SimpleNamespace
 
 import aiohttp
@@ -17,11 +15,10 @@ import kopf
 import orjson
 import pytest
 
-from homing.kube import handlers, loopgate, metrics, tls
+from homing.kube import handlers, metrics, tls
 from homing.kube.admission_server import WEBHOOK_ID, AdmissionServer
 
 from .test_admitter import admitter, rank0
-from .test_loopgate import Steps, run_gated
 
 
 def review(pod: dict, dry_run: bool = False) -> dict:
@@ -178,74 +175,3 @@ async def test_the_server_stops_serving_when_kopf_stops_it():
         pass
     with pytest.raises(aiohttp.ClientConnectionError):
         await asyncio.wait_for(s.post(b"{}"), 5)
-
-
-# On the operator's gated loop (loopgate.py, as `python -m homing` runs), the server answers from a
-# thread of its own; it behaves alike there.
-ON_THE_GATED_LOOP = [
-    test_every_review_goes_to_kopfs_function_and_its_answer_back,
-    test_while_draining_every_answer_closes_its_connection,
-    test_a_failing_kopf_function_admits_the_pod_unchanged,
-    test_the_server_stops_serving_when_kopf_stops_it,
-]
-
-
-@pytest.mark.parametrize("scenario", ON_THE_GATED_LOOP, ids=lambda f: f.__name__.removeprefix("test_"))
-def test_on_the_gated_loop_alike(scenario):
-    run_gated(scenario)
-
-
-def test_on_the_gated_loop_reviews_are_answered_off_the_loops_thread():
-    threads: list[int] = []
-
-    async def fn(data: dict, **_: object) -> dict:
-        threads.append(threading.get_ident())
-        return {"response": {"uid": data["request"]["uid"], "allowed": True}}
-
-    async def main() -> int:
-        async with Served(fn) as s:
-            status, _, _ = await s.post(orjson.dumps(review(rank0())))
-        assert status == 200
-        return threading.get_ident()
-
-    loop_thread = run_gated(main)
-    assert len(threads) == 1 and threads[0] != loop_thread
-
-
-def test_a_review_is_answered_within_a_step_of_a_burst_not_after_the_loops_turn():
-    """200 watch-event steps of 0.5 ms make a 100 ms turn of the operator's loop. Answered on that
-    loop, a review waited a turn to be read and another to be decided (400 steps and more); from
-    the admission thread it waits for the step under way, and for the interpreter lock."""
-    steps = Steps(tasks=200, step_seconds=0.0005)
-    waited: list[int] = []
-    pod = rank0()
-
-    async def fn(data: dict, **_: object) -> dict:
-        with loopgate.of(loop).held():  # as homing's Admitter holds it
-            return {"response": {"uid": data["request"]["uid"], "allowed": True}}
-
-    def client(port: int) -> None:
-        body = orjson.dumps(review(pod))
-        for _ in range(10):
-            asked = steps.count
-            request = urllib.request.Request(f"http://127.0.0.1:{port}/{WEBHOOK_ID}", data=body,
-                                             headers={"Content-Type": "application/json"})
-            with urllib.request.urlopen(request, timeout=30) as resp:
-                assert resp.status == 200
-            waited.append(steps.count - asked)
-
-    loop: asyncio.AbstractEventLoop | None = None
-
-    async def main() -> None:
-        nonlocal loop
-        loop = asyncio.get_running_loop()
-        async with Served(fn) as s:
-            tasks = steps.start()
-            await asyncio.sleep(0.05)  # the burst under way
-            await asyncio.to_thread(client, s.port)
-            steps.running = False
-            await asyncio.gather(*tasks)
-
-    run_gated(main)
-    assert len(waited) == 10
-    assert sorted(waited)[5] < 100, waited  # the median review: less than half a turn

@@ -1,39 +1,28 @@
 """homing's webhook server, run by kopf through its public server protocol
 (`settings.admission.server`): kopf hands over the function that runs the registered
 `@kopf.on.mutate` handler (handlers.py), and this server calls it for every review. What it
-adds to kopf's own server: TLS from certstore's SSLContext (a renewed certificate from the next handshake on,
+adds to kopf's own server: TLS from certstore's one SSLContext (certificates renewed in place,
 no restart of the server), `Connection: close` on every answer while draining (drain.py), an
 allowed, unchanged answer should anything fail (behaviour.md "Operation": the webhook never
-rejects a pod), and each review timed with its waits, each connection counted.
-
-Where the operator's loop is gated (loopgate.py: `python -m homing` runs on one), reviews are read,
-decided and answered on a thread with a loop of its own, the decision holding the gate: on the
-operator's loop a review waited a turn for its connection, its request and its handler, each turn
-behind the same burst's watch events. On an ordinary loop the server runs on that loop."""
+rejects a pod), and each review timed with its waits on the loop, each connection counted."""
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import ssl
-import sys
-import threading
 import time
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 
 import aiohttp.web
 import kopf
 import orjson
 
-from homing.kube import logs, loopgate, metrics
+from homing.kube import logs, metrics
 
 log = logs.get("homing.admission")
 
 WEBHOOK_ID = "homing-pods"  # the kopf handler's id: the last part of the webhook's path
 MAX_REVIEW_BYTES = 8 * 1024 * 1024  # a pod with large annotations still fits; aiohttp's default is 1 MiB
-# CPython hands its interpreter lock to a waiting thread after this long (default 5 ms): the
-# answering thread would otherwise wait that long behind the busy loop each time it wakes.
-SWITCH_INTERVAL_SECONDS = 0.001
 
 
 def allowed_unchanged(review: dict) -> dict:
@@ -48,48 +37,6 @@ class AdmissionServer:
         self.connections: weakref.WeakSet[ssl.SSLObject] = weakref.WeakSet()  # one TLS object a connection
 
     async def __call__(self, fn: kopf.WebhookFn) -> AsyncIterator[kopf.WebhookClientConfig]:
-        scheme = "https" if self.context is not None else "http"
-        gated = isinstance(asyncio.get_running_loop(), loopgate.GatedLoop)
-        stop = await (self._start_thread(fn) if gated else self._start_here(fn))
-        try:
-            # kopf's own configuration manager is off (homing writes its own): the URL is only reported.
-            yield kopf.WebhookClientConfig(url=f"{scheme}://{self.addr or 'localhost'}:{self.port}")
-            await asyncio.Event().wait()
-        finally:
-            await stop()
-
-    async def _start_here(self, fn: kopf.WebhookFn) -> Callable[[], Awaitable[None]]:
-        return (await self._start(fn)).cleanup
-
-    async def _start_thread(self, fn: kopf.WebhookFn) -> Callable[[], Awaitable[None]]:
-        serving: concurrent.futures.Future[asyncio.AbstractEventLoop] = concurrent.futures.Future()
-        thread = threading.Thread(target=self._serve_forever, args=(fn, serving), name="homing-admission", daemon=True)
-        sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
-        thread.start()
-        own_loop = await asyncio.wrap_future(serving)  # raises if the port could not be bound
-
-        async def stop() -> None:
-            own_loop.call_soon_threadsafe(own_loop.stop)
-            await asyncio.to_thread(thread.join, 10)
-        return stop
-
-    def _serve_forever(self, fn: kopf.WebhookFn, serving: concurrent.futures.Future[asyncio.AbstractEventLoop]) -> None:
-        """The answering thread: its own loop, until the operator's side stops it."""
-        loop = asyncio.new_event_loop()
-        try:
-            runner = loop.run_until_complete(self._start(fn))
-        except BaseException as err:
-            serving.set_exception(err)
-            loop.close()
-            return
-        serving.set_result(loop)
-        try:
-            loop.run_forever()
-        finally:
-            loop.run_until_complete(runner.cleanup())
-            loop.close()
-
-    async def _start(self, fn: kopf.WebhookFn) -> aiohttp.web.AppRunner:
         async def serve(request: aiohttp.web.Request) -> aiohttp.web.Response:
             return await self.serve(fn, request)
 
@@ -100,10 +47,12 @@ class AdmissionServer:
         try:
             site = aiohttp.web.TCPSite(runner, self.addr or None, self.port, ssl_context=self.context, reuse_address=True)
             await site.start()
-        except BaseException:
+            scheme = "https" if self.context is not None else "http"
+            # kopf's own configuration manager is off (homing writes its own): the URL is only reported.
+            yield kopf.WebhookClientConfig(url=f"{scheme}://{self.addr or 'localhost'}:{self.port}")
+            await asyncio.Event().wait()
+        finally:
             await runner.cleanup()
-            raise
-        return runner
 
     async def serve(self, fn: kopf.WebhookFn, request: aiohttp.web.Request) -> aiohttp.web.Response:
         started = time.perf_counter()
@@ -113,7 +62,7 @@ class AdmissionServer:
             metrics.ADMISSION_CONNECTIONS.inc()
         try:
             return await self._answer(fn, request)
-        finally:  # the decision alone is homing_webhook_duration_seconds; this adds reading, the gate and kopf
+        finally:  # the decision alone is homing_webhook_duration_seconds; this adds the loop's queue
             metrics.ADMISSION_SECONDS.observe(time.perf_counter() - started)
 
     async def _answer(self, fn: kopf.WebhookFn, request: aiohttp.web.Request) -> aiohttp.web.Response:

@@ -10,7 +10,7 @@ from homing.config import Settings
 from homing.engine.placement.admitted import admitted, apply
 from homing.engine.placement.decide import Decision, decide
 from homing.engine.memory.index import MemoryIndex
-from homing.kube import logs, loopgate, metrics
+from homing.kube import logs, metrics
 from homing.kube.cluster import ClusterState
 
 log = logs.get("homing.admission")
@@ -20,15 +20,13 @@ class Admitter:
     def __init__(self, settings: Settings, index: MemoryIndex, cluster: ClusterState) -> None:
         self.settings, self.index, self.cluster = settings, index, cluster
         self.may_promise: Callable[[str, str], bool] | None = None  # several replicas: this one's share (replicas.py)
-        self.gate: loopgate.Gate | loopgate.NoGate = loopgate.NoGate()  # the operator loop's, once it runs (handlers.start)
 
     def admit(self, pod: dict, dryrun: bool, now: float | None = None) -> tuple[Decision, list[dict]]:
         """The decision and its JSON patch; on any internal error, no patch."""
         started = time.perf_counter()
         now = time.time() if now is None else now
         try:
-            with self.gate.held():  # the memory and the cluster state, as between two of the loop's callbacks
-                decision = self._decide(pod, dryrun, now)
+            decision = self._decide(pod, dryrun, now)
             ops = decision.patch(pod)
         except Exception as err:
             log.exception("admission decision failed; pod admitted unchanged")

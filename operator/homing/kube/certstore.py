@@ -1,9 +1,8 @@
 """The webhook's certificates at run time (behaviour.md "Operation"): kept in a Secret in-cluster (shared
 by the replicas) or in the TLS directory locally; renewed while running by the leader
-(certplan.py decides when), and loaded by every replica into a new TLS context that each
-handshake switches to, without restarting the server: connections opened after a renewal get
-the new certificate, open ones keep theirs. A context once served is never changed: the
-admission thread may be in a handshake with it. The leader writes the bundle into the webhook
+(certplan.py decides when), and loaded by every replica into the TLS context it serves
+with, without restarting the server: connections opened after a renewal get the new
+certificate, open ones keep theirs. The leader writes the bundle into the webhook
 configuration whenever it changes."""
 from __future__ import annotations
 
@@ -84,11 +83,7 @@ class Certificates:
         )
         self.store = _SecretStore(kube, w.service_namespace, w.tls_secret) if w.tls_secret else _DirectoryStore(w.tls_dir)
         self.served_dir = Path(w.tls_dir) / "served"  # what the server loads; kopf watches generation 0, never rewritten
-        # The server holds `context` for good; each handshake switches to `serving`, the newest
-        # (a context is never changed once served: the admission thread handshakes meanwhile).
         self.context = ssl.create_default_context(purpose=ssl.Purpose.CLIENT_AUTH)
-        self.context.sni_callback = self._serve_newest
-        self.serving = self.context
         self.files: dict[str, bytes] = {}
         self.generation = 0
 
@@ -156,21 +151,11 @@ class Certificates:
         log.info("new webhook CA and certificate", hosts=self.hosts, kept_cas=len(keep))
         return new
 
-    def _serve_newest(self, connection: ssl.SSLObject, server_name: str | None, _: ssl.SSLContext) -> None:
-        """Called in every handshake, whether or not the client named a server."""
-        if self.serving is not self.context:
-            connection.context = self.serving
-
     def _load(self, files: dict[str, bytes]) -> None:
         """Serve these from the next TLS handshake on."""
         folder = self.served_dir / str(self.generation)
         cert, key, _ = tls.write({k: files[k] for k in ("tls.crt", "tls.key", "ca.crt")}, str(folder))
-        if self.generation == 0:  # before the server starts
-            self.context.load_cert_chain(str(cert), str(key))
-        else:
-            renewed = ssl.create_default_context(purpose=ssl.Purpose.CLIENT_AUTH)
-            renewed.load_cert_chain(str(cert), str(key))
-            self.serving = renewed
+        self.context.load_cert_chain(str(cert), str(key))
         if self.generation:
             log.info("serving a renewed webhook certificate", generation=self.generation)
         self.files = files

@@ -11,7 +11,7 @@ import jsonpatch
 import kopf
 
 from homing.config import Settings
-from homing.kube import certstore, drain, kopf_settings, logs, loopgate, metrics, selfhealth, startup, upkeep, watches, webhookconfig
+from homing.kube import certstore, drain, kopf_settings, logs, metrics, selfhealth, startup, upkeep, watches, webhookconfig
 from homing.kube.admission_server import WEBHOOK_ID, AdmissionServer
 from homing.kube.deletion_marks import DeletionMarks
 from homing.kube.deviceinfo import DeviceInfoCopier
@@ -55,7 +55,6 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: object) -
     store = rt.store
     replicas.on_elected = lambda: _take_over(rt, store, kube, config, certs.bundle)
     rt.admitter.may_promise = replicas.may_promise
-    rt.admitter.gate = loopgate.of(asyncio.get_running_loop())  # decisions on the admission thread hold it
     sup.spawn("replicas", replicas.forever)
     sup.spawn("flush", lambda: upkeep.flush_forever(rt.index, store, config, lambda: replicas.leading))
     sup.spawn("sweep", upkeep.Sweeper(rt.index, store, config, lambda: replicas.leading).forever)
