@@ -1,5 +1,7 @@
 """Where a process's busy time goes, from a py-spy raw profile: each function's inclusive share of
-the samples that were not waiting in the event loop's select (py-spy's --idle keeps those).
+the samples that were not waiting in a selector's select (py-spy's --idle keeps those). py-spy
+samples every thread: the main thread (the operator's loop) is told apart from the others (the
+metrics server's) by the first frame of its stack, as its busy share of its own samples.
 
     py-spy record -p <operator pid> -r 100 -f raw --idle --nonblocking -o profile.txt
     bench/profile_share.py profile.txt [--top 45]"""
@@ -9,18 +11,23 @@ import argparse
 from collections import Counter
 
 
-def shares(path: str) -> tuple[int, int, Counter[str]]:
-    """(all samples, busy samples, busy samples by function and file, counted once a stack)."""
-    total, busy, inclusive = 0, 0, Counter()
+OTHER_THREAD = "Thread._bootstrap"  # the first frame of every thread but the main one
+
+
+def shares(path: str) -> tuple[Counter[str], Counter[str], Counter[str]]:
+    """(samples by thread kind, busy samples by thread kind, busy samples by function and file,
+    counted once a stack)."""
+    samples, busy, inclusive = Counter(), Counter(), Counter()
     for line in open(path):
         stack, _, count = line.rstrip().rpartition(" ")
         if not stack:
             continue
         frames, n = stack.split(";"), int(count)
-        total += n
-        if "select" in frames[-1].split(" (")[0]:  # the loop waiting for work
+        thread = "other threads" if frames[0].split(" (")[0] == OTHER_THREAD else "main thread"
+        samples[thread] += n
+        if frames[-1].split(" (")[0].endswith("Selector.select"):  # waiting for work
             continue
-        busy += n
+        busy[thread] += n
         seen = set()
         for frame in frames:
             name, _, where = frame.partition(" (")
@@ -28,7 +35,7 @@ def shares(path: str) -> tuple[int, int, Counter[str]]:
             if key not in seen:
                 inclusive[key] += n
                 seen.add(key)
-    return total, busy, inclusive
+    return samples, busy, inclusive
 
 
 def main() -> None:
@@ -36,11 +43,13 @@ def main() -> None:
     p.add_argument("profile")
     p.add_argument("--top", type=int, default=45)
     args = p.parse_args()
-    total, busy, inclusive = shares(args.profile)
-    print(f"samples {total} idle {total - busy} busy {busy}")
-    print("--- inclusive (busy share)")
+    samples, busy, inclusive = shares(args.profile)
+    for thread in sorted(samples):
+        print(f"{thread}: {samples[thread]} samples, busy {busy[thread]} ({busy[thread] / samples[thread]:.1%})")
+    everywhere = sum(busy.values())
+    print("--- inclusive (share of all busy samples)")
     for key, n in inclusive.most_common(args.top):
-        print(f"{n / busy:6.1%} {key}")
+        print(f"{n / everywhere:6.1%} {key}")
 
 
 if __name__ == "__main__":
