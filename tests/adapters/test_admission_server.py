@@ -5,6 +5,7 @@ fail. And the registered `@kopf.on.mutate` handler is what sends the pod home.""
 from __future__ import annotations
 
 import asyncio
+import base64
 import socket
 import ssl
 from types import SimpleNamespace
@@ -16,7 +17,7 @@ import orjson
 import pytest
 
 from homing.kube import handlers, metrics, tls
-from homing.kube.admission_server import WEBHOOK_ID, AdmissionServer
+from homing.kube.admission_server import WEBHOOK_ID, AdmissionServer, hand_back, with_patch
 
 from .test_admitter import admitter, rank0
 
@@ -164,6 +165,91 @@ async def test_the_mutate_handler_sends_the_pod_home_through_kopfs_patch():
     (term,) = patched["spec"]["affinity"]["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][:1]
     assert term["preference"]["matchExpressions"][0]["values"] == ["n1"]
     assert warnings == []
+
+
+def kopf_like(handler=handlers.admit_pod, allowed: bool = True):
+    """Stands where kopf's function stands and does what it does with a mutating handler: awaits
+    it in the same task with a fresh `Patch`, then answers with that patch rebuilt as a diff."""
+    patches: list[kopf.Patch] = []
+
+    async def fn(data: dict, **_: object) -> dict:
+        obj = data["request"]["object"]
+        patch = kopf.Patch(body=kopf.Body(obj))
+        patches.append(patch)
+        memo = SimpleNamespace(runtime=SimpleNamespace(admitter=admitter()))
+        await handler(body=kopf.Body(obj), patch=patch, warnings=[], dryrun=False, memo=memo)
+        response = {"uid": data["request"]["uid"], "allowed": allowed}
+        if ops := patch.as_json_patch():
+            response |= {"patch": base64.b64encode(orjson.dumps(ops)).decode(), "patchType": "JSONPatch"}
+        return {"response": response}
+
+    return fn, patches
+
+
+def patched(pod: dict, answer: dict) -> dict:
+    return jsonpatch.apply_patch(pod, orjson.loads(base64.b64decode(answer["response"]["patch"])))
+
+
+async def test_under_homings_server_the_patch_comes_back_as_handed_not_rebuilt_by_kopf():
+    """kopf would deep-copy the pod and diff it whole to rebuild the patch the handler already has."""
+    fn, patches = kopf_like()
+    pod = rank0()
+    async with Served(fn) as s:
+        status, answer, _ = await s.post(orjson.dumps(review(pod)))
+    assert status == 200 and answer["response"]["patchType"] == "JSONPatch"
+    (term,) = patched(pod, answer)["spec"]["affinity"]["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][:1]
+    assert term["preference"]["matchExpressions"][0]["values"] == ["n1"]
+    (patch,) = patches
+    assert not patch and not patch.fns  # kopf's Patch untouched: nothing for it to diff
+
+
+async def test_kopf_is_handed_the_pod_without_its_managed_fields_and_the_patch_still_fits_the_pod_sent():
+    fn, _ = kopf_like()
+    seen: list[dict] = []
+
+    async def recording(data: dict, **kw: object) -> dict:
+        seen.append(data["request"]["object"]["metadata"])
+        return await fn(data, **kw)
+
+    pod = rank0()
+    pod["metadata"]["managedFields"] = [{"manager": "kube-controller-manager", "operation": "Update",
+                                          "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:containers": {}}}}]
+    async with Served(recording) as s:
+        status, answer, _ = await s.post(orjson.dumps(review(pod)))
+    assert status == 200
+    assert "managedFields" not in seen[0] and seen[0]["name"] == "train-0"
+    out = patched(pod, answer)  # applied by the API server to the pod with its managedFields
+    assert out["metadata"]["managedFields"] == pod["metadata"]["managedFields"]
+    assert out["spec"]["affinity"]["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+
+
+async def test_a_refusal_or_a_failure_carries_no_handed_back_patch():
+    refusing, _ = kopf_like(allowed=False)
+
+    async def failing(data: dict, **_: object) -> dict:
+        hand_back([{"op": "add", "path": "/spec/nodeName", "value": "n1"}])
+        raise RuntimeError("kopf failed after the handler ran")
+
+    async with Served(refusing) as s:
+        _, refused, _ = await s.post(orjson.dumps(review(rank0())))
+    async with Served(failing) as s:
+        _, failed, _ = await s.post(orjson.dumps(review(rank0())))
+    assert refused["response"]["allowed"] is False and "patch" not in refused["response"]
+    assert failed["response"] == {"uid": "req-1", "allowed": True}
+
+
+def test_a_patch_of_kopfs_own_goes_first_and_the_handed_back_one_after():
+    own = [{"op": "add", "path": "/metadata/labels", "value": {"a": "b"}}]
+    ours = [{"op": "add", "path": "/spec/priority", "value": 1}]
+    answer = {"response": {"uid": "u", "allowed": True, "patchType": "JSONPatch",
+                           "patch": base64.b64encode(orjson.dumps(own)).decode()}}
+    out = with_patch(answer, ours)["response"]
+    assert orjson.loads(base64.b64decode(out["patch"])) == own + ours and out["patchType"] == "JSONPatch"
+    assert with_patch({"response": {"uid": "u", "allowed": True}}, [])["response"] == {"uid": "u", "allowed": True}
+
+
+def test_outside_homings_server_nothing_is_handed_back():
+    assert hand_back([{"op": "add", "path": "/spec/priority", "value": 1}]) is False
 
 
 async def test_the_server_stops_serving_when_kopf_stops_it():

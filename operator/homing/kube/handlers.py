@@ -12,7 +12,7 @@ import kopf
 
 from homing.config import Settings
 from homing.kube import certstore, drain, kopf_settings, logs, metrics, selfhealth, startup, upkeep, watches, webhookconfig
-from homing.kube.admission_server import WEBHOOK_ID, AdmissionServer
+from homing.kube.admission_server import WEBHOOK_ID, AdmissionServer, hand_back
 from homing.kube.deletion_marks import DeletionMarks
 from homing.kube.deviceinfo import DeviceInfoCopier
 from homing.kube.events import EventPoster
@@ -127,8 +127,9 @@ async def stop(memo: kopf.Memo, **_: object) -> None:
 async def admit_pod(
     body: kopf.Body, patch: kopf.Patch, warnings: list[str], dryrun: bool, memo: kopf.Memo, **_: object
 ) -> None:
-    """Preferred node affinity towards home. No API call here; never rejects."""
+    """Preferred node affinity towards home. No API call here; never rejects. The patch goes
+    back to homing's server as it is; only under another server through kopf's `Patch`."""
     decision, ops = memo.runtime.admitter.admit(dict(body), dryrun)
     warnings.extend(decision.warnings)
-    if ops:
+    if ops and not hand_back(ops):
         patch.fns.append(lambda raw: jsonpatch.apply_patch(raw, ops, in_place=True))
