@@ -24,6 +24,7 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -583,17 +584,22 @@ def chart(runs: dict, title: str) -> str:
     return "\n".join(out)
 
 
-def summarise(repeats: dict, args: argparse.Namespace) -> dict:
-    """The results file from every repeat measured so far."""
+def summarise(repeats: dict, nodes: int | None = None) -> dict:
+    """The results file from every repeat measured so far. `nodes` and `repeats` at the top
+    describe the runs held (the tidal day's smallest size unless `nodes` names one; the most
+    repeats any variant holds), so a merged file says what it merged, not the defaults."""
     days: dict = {}
-    for (day_name, nodes, variant), rs in repeats.items():
-        days.setdefault(day_name, {}).setdefault(str(nodes), {})[variant] = medians(rs)
-    first = days.get("tidal", {}).get(str(args.superpods * NODES_PER_SUPERPOD), {})
+    for (day_name, size, variant), rs in repeats.items():
+        days.setdefault(day_name, {}).setdefault(str(size), {})[variant] = medians(rs)
+    sizes = sorted({size for (_, size, _) in repeats}) or [0]
+    tidal_sizes = sorted(int(n) for n in days.get("tidal", {}))
+    nodes = nodes if nodes is not None else (tidal_sizes or sizes)[0]
+    first = days.get("tidal", {}).get(str(nodes), {})
     return {
-        "nodes": args.superpods * NODES_PER_SUPERPOD,
+        "nodes": nodes,
         "image_gb": sorted(IMAGES.values()),
         "bandwidth_gbps": BANDWIDTH_GBPS,
-        "repeats": args.repeats,
+        "repeats": max((len(rs) for rs in repeats.values()), default=0),
         "days_about": {name: DAYS[name].about for name in days},
         "runs": first,
         "days": days,
@@ -601,6 +607,17 @@ def summarise(repeats: dict, args: argparse.Namespace) -> dict:
         "home_rule_targets": {day_name: {nodes: home_rule_targets(runs) for nodes, runs in sizes.items()}
                               for day_name, sizes in days.items()},
     }
+
+
+def merge(paths: Iterable[Path]) -> dict:
+    """One results file holding every repeat of the given ones, each variant's in file order."""
+    merged: dict[tuple[str, int, str], list[dict]] = {}
+    for path in paths:
+        for day_name, sizes in json.loads(path.read_text())["days"].items():
+            for nodes, runs in sizes.items():
+                for variant, r in runs.items():
+                    merged.setdefault((day_name, int(nodes), variant), []).extend(r["repeats"])
+    return summarise(merged)
 
 
 async def main() -> None:
@@ -623,14 +640,9 @@ async def main() -> None:
     if args.render_only:
         return render(json.loads(out.read_text()), out)
     if args.merge:
-        merged: dict[tuple[str, int, str], list[dict]] = {}
-        for path in args.merge:
-            for day_name, sizes in json.loads(Path(path).read_text())["days"].items():
-                for nodes, runs in sizes.items():
-                    for variant, r in runs.items():
-                        merged.setdefault((day_name, int(nodes), variant), []).extend(r["repeats"])
-        dump(out, summarise(merged, args))
-        return render(summarise(merged, args), out)
+        data = merge(Path(p) for p in args.merge)
+        dump(out, data)
+        return render(data, out)
     build_binaries()
     plan = [(d, args.superpods, v) for d in args.days for _ in range(args.repeats)
             for v in args.variants or DAYS[d].variants]  # interleaved
@@ -645,8 +657,8 @@ async def main() -> None:
             log(f"  run failed: {type(err).__name__}: {err}")
             continue
         repeats.setdefault((day_name, superpods * NODES_PER_SUPERPOD, variant), []).append(result)
-        dump(out, summarise(repeats, args))
-    render(summarise(repeats, args), out)
+        dump(out, summarise(repeats, args.superpods * NODES_PER_SUPERPOD))
+    render(summarise(repeats, args.superpods * NODES_PER_SUPERPOD), out)
 
 
 def render(data: dict, out: Path) -> None:

@@ -295,3 +295,20 @@ def test_the_stepped_scale_in_is_a_setting_of_its_own(tidal, variant, stepped):
     v = tidal.parse_variant(variant)
     assert v.setting.stepped_scale_in is stepped
     assert v.unset + v.suffix == variant
+
+
+def test_a_merged_file_says_what_it_merged(tidal, tmp_path):
+    """Merging files of 304-node runs: the top-level size and repeat count are the merged
+    runs' (they were argparse's defaults, 64 nodes and 3 repeats, with no runs under them)."""
+    def results(repeats: int) -> dict:
+        runs = {"volcano+gangpreempt": [run(0.2, 90.0)] * repeats, "volcano+gangpreempt+homing": [run(0.85, 30.0)] * repeats}
+        return tidal.summarise({("tidal", 304, v): rs for v, rs in runs.items()}, 304)
+
+    one, two = tmp_path / "one.json", tmp_path / "two.json"
+    one.write_text(tidal.json.dumps(results(1)))
+    two.write_text(tidal.json.dumps(results(2)))
+    merged = tidal.merge([one, two])
+    assert merged["nodes"] == 304
+    assert merged["repeats"] == 3
+    assert set(merged["runs"]) == {"volcano+gangpreempt", "volcano+gangpreempt+homing"}
+    assert len(merged["days"]["tidal"]["304"]["volcano+gangpreempt+homing"]["repeats"]) == 3
