@@ -5,7 +5,6 @@ ReplicaSet controller deletes the marked replicas first; the ValidatingAdmission
 holds homing's ServiceAccount to that one annotation on pods."""
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import asyncio
 from homing.engine.replicas.deletion_cost import ANNOTATION, MARK, is_mark
 from homing.kube.client import MERGE_PATCH, Kube
 from homing_e2e import objects as o
-from homing_e2e.cluster import BIN_DIR
+from homing_e2e.kubectl import kubectl
 
 pytestmark = pytest.mark.cluster
 
@@ -159,9 +158,6 @@ async def test_the_home_of_the_owner_queued_first_is_freed_first(kube: Kube, ope
 
 
 # -- the policy ------------------------------------------------------------------------------
-
-def kubectl(kubeconfig: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(BIN_DIR / "kubectl"), f"--kubeconfig={kubeconfig}", *args], capture_output=True, text=True, timeout=60)
 
 
 def policy_and_grant() -> list[dict]:

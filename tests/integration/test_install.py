@@ -4,7 +4,6 @@ the operator needs (checked with SubjectAccessReview for its ServiceAccount)."""
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from homing.config import Settings
 from homing.kube.client import Kube, KubeError
 from homing.tools import gencrd, genmanifests
 from homing_e2e import objects
-from homing_e2e.cluster import BIN_DIR
+from homing_e2e.kubectl import kubectl, ok
 
 pytestmark = pytest.mark.cluster
 
@@ -45,20 +44,6 @@ EXPECTED_OBJECTS = {
     "validatingadmissionpolicy.admissionregistration.k8s.io/homing-pod-deletion-cost",
     "validatingadmissionpolicybinding.admissionregistration.k8s.io/homing-pod-deletion-cost",
 }
-
-
-def kubectl(kubeconfig: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(BIN_DIR / "kubectl"), f"--kubeconfig={kubeconfig}", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
-def ok(result: subprocess.CompletedProcess[str]) -> str:
-    assert result.returncode == 0, f"kubectl {result.args[2:]} failed:\n{result.stderr}{result.stdout}"
-    return result.stdout
 
 
 def _really_apply(kubeconfig: Path, *files: str) -> Iterator[None]:

@@ -4,7 +4,6 @@ ServiceAccount makes to a node, and lets the two labels through."""
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,15 +13,11 @@ import yaml
 from homing.config import Settings
 from homing.kube.client import MERGE_PATCH, Kube
 from homing_e2e import objects as o
-from homing_e2e.cluster import BIN_DIR
+from homing_e2e.kubectl import kubectl
 
 pytestmark = pytest.mark.cluster
 
 OVERLAY = Path(__file__).resolve().parents[2] / "manifests" / "mindcluster"
-
-
-def kubectl(kubeconfig: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(BIN_DIR / "kubectl"), f"--kubeconfig={kubeconfig}", *args], capture_output=True, text=True, timeout=60)
 
 
 def policy_documents() -> list[dict]:
