@@ -261,3 +261,39 @@ async def test_the_server_stops_serving_when_kopf_stops_it():
         pass
     with pytest.raises(aiohttp.ClientConnectionError):
         await asyncio.wait_for(s.post(b"{}"), 5)
+
+
+async def test_a_review_is_answered_in_the_loop_turn_its_bytes_arrive():
+    """Under a burst, each turn of the operator's loop is as long as the watch events queued in
+    it. A review is answered in the turn its bytes are read; served through aiohttp's tasks it
+    took a turn for each hop of their chain. Counted in turns of the loop, the client's own
+    included: its send, the server's read and answer, the client's read, the client's wake-up."""
+    loop = asyncio.get_running_loop()
+    turns = [0]
+
+    def tick() -> None:  # one call a turn: each turn runs the callbacks the one before queued
+        turns[0] += 1
+        handle[0] = loop.call_soon(tick)
+
+    async def fn(data: dict, **_: object) -> dict:
+        return {"response": {"uid": data["request"]["uid"], "allowed": True}}
+
+    body = orjson.dumps(review(rank0()))
+    request = (f"POST /{WEBHOOK_ID} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+               f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+    taken: list[int] = []
+    async with Served(fn) as s:
+        sock = socket.create_connection(("127.0.0.1", s.port))
+        sock.setblocking(False)
+        handle = [loop.call_soon(tick)]
+        try:
+            for _ in range(20):
+                before, got = turns[0], b""
+                await loop.sock_sendall(sock, request)
+                while not got.endswith(b"}"):
+                    got += await loop.sock_recv(sock, 65536)
+                taken.append(turns[0] - before)
+        finally:
+            handle[0].cancel()
+            sock.close()
+    assert sorted(taken)[len(taken) // 2] == 3, taken  # the server's part is one turn: aiohttp's was three

@@ -60,3 +60,19 @@ async def test_dashboard_and_alerts_read_metrics_the_operator_serves(kube, opera
     # The placements that made this test's samples carry their outcome and reason.
     mine = [dict(s.labels) for s in samples if s.name == "homing_placements_total" and dict(s.labels)["workload_namespace"] == ns]
     assert {(x["outcome"], x["workload_kind"]) for x in mine} >= {("home", "ConfigMap"), ("elsewhere", "ConfigMap")}
+
+
+async def test_the_operator_answers_each_review_in_the_loop_turn_it_reads_it(kube, operator, ns):
+    """kopf's admission function with homing's handler never waits on the real operator, so
+    every review is answered in the callback that read it (admission_server.py); a kopf that
+    began to wait there would put the loop's turns back into every pod's creation."""
+    def answers() -> dict[str, float]:
+        _, samples = m.parse_metrics(operator.metrics())
+        return {dict(s.labels)["when"]: s.value for s in samples if s.name == "homing_admission_answers_total"}
+
+    before = answers()
+    await webhook_answers(kube, ns)
+    await _placements(kube, ns)
+    after = answers()
+    assert after.get("at-arrival", 0) - before.get("at-arrival", 0) >= 4  # the placements' four pods at least
+    assert after.get("after-a-wait", 0) == before.get("after-a-wait", 0), after

@@ -6,6 +6,11 @@ no restart of the server), `Connection: close` on every answer while draining (d
 allowed, unchanged answer should anything fail (behaviour.md "Operation": the webhook never
 rejects a pod), and each review timed with its waits on the loop, each connection counted.
 
+A review is read and answered in the callback its last bytes arrive in (review_http.py parses
+the request; eager.py runs kopf's function there up to its first real wait). Served through
+aiohttp's tasks it waited for several turns of the operator's loop, each as long as the burst
+of watch events queued in it (docs/design.md, "A review answered in the turn it arrives").
+
 The handler's JSON patch comes back to this server in a slot (`hand_back`), not through kopf's
 `Patch`: kopf would rebuild it by deep-copying the pod and diffing the copy whole, most of kopf's
 time on a review (docs/design.md, "The patch, handed back"). And kopf is handed the review without
@@ -16,20 +21,19 @@ import asyncio
 import base64
 import ssl
 import time
-import weakref
 from collections.abc import AsyncIterator, Callable
 from contextvars import ContextVar
 
-import aiohttp.web
 import kopf
 import orjson
 
-from homing.kube import logs, metrics
+from homing.kube import eager, logs, metrics
+from homing.kube.review_http import BadRequest, Request, RequestReader, response
 
 log = logs.get("homing.admission")
 
 WEBHOOK_ID = "homing-pods"  # the kopf handler's id: the last part of the webhook's path
-MAX_REVIEW_BYTES = 8 * 1024 * 1024  # a pod with large annotations still fits; aiohttp's default is 1 MiB
+MAX_REVIEW_BYTES = 8 * 1024 * 1024  # a pod with large annotations still fits
 
 
 # The review being answered: the JSON patch its handler handed back. Set by the server around
@@ -93,47 +97,91 @@ async def answer_review(fn: kopf.WebhookFn, review: dict, **context: object) -> 
 class AdmissionServer:
     def __init__(self, addr: str, port: int, context: ssl.SSLContext | None, draining: Callable[[], bool]) -> None:
         self.addr, self.port, self.context, self.draining = addr, port, context, draining
-        self.connections: weakref.WeakSet[ssl.SSLObject] = weakref.WeakSet()  # one TLS object a connection
 
     async def __call__(self, fn: kopf.WebhookFn) -> AsyncIterator[kopf.WebhookClientConfig]:
-        async def serve(request: aiohttp.web.Request) -> aiohttp.web.Response:
-            return await self.serve(fn, request)
-
-        app = aiohttp.web.Application(client_max_size=MAX_REVIEW_BYTES)
-        app.add_routes([aiohttp.web.post("/{id:.*}", serve)])
-        runner = aiohttp.web.AppRunner(app, handle_signals=False, access_log=None)
-        await runner.setup()
+        loop = asyncio.get_running_loop()
+        server = await loop.create_server(lambda: ReviewConnection(fn, self.draining), self.addr or None, self.port,
+                                          ssl=self.context, reuse_address=True)
         try:
-            site = aiohttp.web.TCPSite(runner, self.addr or None, self.port, ssl_context=self.context, reuse_address=True)
-            await site.start()
             scheme = "https" if self.context is not None else "http"
             # kopf's own configuration manager is off (homing writes its own): the URL is only reported.
             yield kopf.WebhookClientConfig(url=f"{scheme}://{self.addr or 'localhost'}:{self.port}")
             await asyncio.Event().wait()
         finally:
-            await runner.cleanup()
+            server.close()
+            await server.wait_closed()
 
-    async def serve(self, fn: kopf.WebhookFn, request: aiohttp.web.Request) -> aiohttp.web.Response:
+
+class ReviewConnection(asyncio.Protocol):
+    """One client connection (the API server keeps each alive for many reviews), answered in order."""
+
+    def __init__(self, fn: kopf.WebhookFn, draining: Callable[[], bool]) -> None:
+        self.fn, self.draining = fn, draining
+        self.reader = RequestReader(MAX_REVIEW_BYTES)
+        self.transport: asyncio.Transport | None = None
+        self.counted = False
+        self.busy = False  # a review whose kopf function waits: the next is read once it is answered
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.transport = None
+
+    def data_received(self, data: bytes) -> None:
+        self.reader.feed(data)
+        self._answer_ready()
+
+    def _answer_ready(self) -> None:
+        while self.transport is not None and not self.busy:
+            try:
+                request = self.reader.next()
+            except BadRequest as err:
+                self._write(response(err.status, str(err).encode(), "text/plain; charset=utf-8", close=True), close=True)
+                return
+            if request is None:
+                return
+            self._answer(request)
+
+    def _answer(self, request: Request) -> None:
         started = time.perf_counter()
-        tls = request.transport.get_extra_info("ssl_object") if request.transport else None
-        if tls is not None and tls not in self.connections:
-            self.connections.add(tls)
+        if not self.counted:
+            self.counted = True
             metrics.ADMISSION_CONNECTIONS.inc()
         try:
-            return await self._answer(fn, request)
-        finally:  # the decision alone is homing_webhook_duration_seconds; this adds the loop's queue
-            metrics.ADMISSION_SECONDS.observe(time.perf_counter() - started)
-
-    async def _answer(self, fn: kopf.WebhookFn, request: aiohttp.web.Request) -> aiohttp.web.Response:
-        try:
-            review = orjson.loads(await request.read())
+            review = orjson.loads(request.body)
         except ValueError as err:  # orjson.JSONDecodeError is one
-            raise aiohttp.web.HTTPBadRequest(reason=str(err) or None)
+            return self._finish(started, request, 400, (str(err) or "not JSON").encode(), "text/plain; charset=utf-8")
         if not isinstance(review, dict):
-            raise aiohttp.web.HTTPBadRequest(reason="not an AdmissionReview")
-        peer = request.transport.get_extra_info("peercert") if request.transport else None
-        answer = await answer_review(fn, review, webhook=request.match_info.get("id"), headers=dict(request.headers), sslpeer=peer)
-        response = aiohttp.web.Response(body=orjson.dumps(answer), content_type="application/json")
-        if self.draining():
-            response.force_close()  # the client reconnects, through the Service, to a replica that stays
-        return response
+            return self._finish(started, request, 400, b"not an AdmissionReview", "text/plain; charset=utf-8")
+        peer = self.transport.get_extra_info("peercert") if self.transport else None
+        answered = eager.start(answer_review(self.fn, review, webhook=request.path.lstrip("/"), headers=request.headers,
+                                             sslpeer=peer), asyncio.get_running_loop())
+        if answered.done():
+            metrics.ADMISSION_ANSWERS.labels("at-arrival").inc()
+            return self._finish(started, request, 200, orjson.dumps(answered.result()), "application/json")
+        metrics.ADMISSION_ANSWERS.labels("after-a-wait").inc()
+        self.busy = True
+        answered.add_done_callback(lambda f: self._finish_later(started, request, f))
+
+    def _finish_later(self, started: float, request: Request, answered: asyncio.Future[dict]) -> None:
+        self.busy = False
+        if answered.cancelled() or answered.exception() is not None:  # the operator stopping: the API server's policy admits the pod
+            self._write(b"", close=True)
+            return
+        self._finish(started, request, 200, orjson.dumps(answered.result()), "application/json")
+        self._answer_ready()
+
+    def _finish(self, started: float, request: Request, status: int, body: bytes, content_type: str) -> None:
+        close = request.close or self.draining()  # draining: the client reconnects to a replica that stays
+        self._write(response(status, body, content_type, close=close), close=close)
+        # the decision alone is homing_webhook_duration_seconds; this adds the wait for kopf's function
+        metrics.ADMISSION_SECONDS.observe(time.perf_counter() - started)
+
+    def _write(self, data: bytes, close: bool) -> None:
+        if self.transport is None:
+            return
+        self.transport.write(data)
+        if close:
+            self.transport.close()
+            self.transport = None

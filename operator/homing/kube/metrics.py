@@ -19,12 +19,17 @@ WEBHOOK_SECONDS = Histogram(
 )
 ADMISSION_SECONDS = Histogram(
     "homing_admission_seconds",
-    "Time from a review reaching the webhook server to its answer: the decision and every wait on the operator's loop",
+    "Time from a review read whole by the webhook server to its answer: kopf's function, the decision, and any wait kopf's function made",
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
 )
 ADMISSION_CONNECTIONS = Counter(
     "homing_admission_connections_total",
     "TLS connections reviews came on, each counted at its first review (a new one is a handshake)",
+)
+ADMISSION_ANSWERS = Counter(
+    "homing_admission_answers_total",
+    "Reviews answered, by when: in the loop callback that read them (at-arrival), or after kopf's function waited for something (after-a-wait)",
+    ["when"],
 )
 MEMORY_RANKS = Gauge("homing_memory_ranks", "Ranks remembered")
 MEMORY_OWNERS = Gauge("homing_memory_owners", "Owners remembered")
