@@ -23,11 +23,12 @@ HERE = Path(__file__).resolve().parent
 
 
 def command(kind: str, port: int, tls_dir: Path, metrics_port: int) -> list[str]:
-    """The no-op webhook's command: Python ("noop": aiohttp, as homing serves) or Go ("noop-go":
-    net/http, built into the harness's binary cache; Go's build cache makes a rebuild instant)."""
-    if kind == "noop":
+    """The no-op webhook's command: Python ("noop": aiohttp; "patch": the same, answering with a
+    patch that changes no placement) or Go ("noop-go": net/http, built into the harness's binary
+    cache; Go's build cache makes a rebuild instant)."""
+    if kind in ("noop", "patch"):
         return [sys.executable, str(HERE / "noop_webhook.py"), "--port", str(port), "--tls-dir", str(tls_dir),
-                "--metrics-port", str(metrics_port)]
+                "--metrics-port", str(metrics_port), *(["--patch"] if kind == "patch" else [])]
     binary = BIN_DIR / "noop-webhook"
     subprocess.run(["go", "build", "-o", str(binary), "main.go"], cwd=HERE / "noopwebhook", check=True)
     return [str(binary), "--port", str(port), "--tls-dir", str(tls_dir)]
@@ -44,7 +45,7 @@ async def start(kube: Kube, workdir: Path, kind: str, probe: dict, namespace: st
     for _ in range(300):
         await kube.request("POST", f"/api/v1/namespaces/{namespace}/pods", body=probe, query=[("dryRun", "All")])
         if m.count(m.buckets(await m.apiserver_metrics(kube), m.APISERVER_WEBHOOK_SECONDS, m.homing_webhook)):
-            return proc, (metrics_port if kind == "noop" else None)
+            return proc, (metrics_port if kind in ("noop", "patch") else None)
         await asyncio.sleep(0.2)
     proc.terminate()
     raise TimeoutError("the no-op webhook was never called")

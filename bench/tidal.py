@@ -5,7 +5,9 @@ plain Volcano, its image locality, its gang-aware preemption (`gangpreempt`, or
 `gangreclaim` on a reclaim day), homing on each; `volcano+homing-no-<part>` switches one
 part off (a behaviour.md "Beyond the home" preference, the deletion-cost marks, the webhook);
 `+noopwebhook` in homing's place registers a webhook that admits every pod unchanged (what any
-webhook costs the day, whatever it decides).
+webhook costs the day, whatever it decides); `+patchwebhook` one that answers every pod with a
+patch of homing's shape that changes no placement (what any webhook that mutates costs: the
+API server applies the patch within the round trip it times).
 Writes bench/results/tidal.json (`days`, and `runs` = the first day at 64 nodes), tidal.md
 (tables, targets), tidal.svg.
 
@@ -252,6 +254,7 @@ def parse_variant(name: str) -> Variant:
 
 
 NOOP = "+noopwebhook"  # a webhook in homing's place that admits every pod unchanged (bench/noop_floor.py)
+PATCHING = "+patchwebhook"  # one that answers with a patch of homing's shape that changes no placement
 NOOP_PROBE = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "noop-probe"},
               "spec": {"containers": [{"name": "main", "image": "probe"}]}}
 
@@ -326,8 +329,8 @@ async def run(variant: str, day_name: str, superpods: int, volcano_args: tuple[s
     noop = None
     try:
         await c.start()
-        if NOOP in base:
-            noop = await noop_floor.start(c.kube, c.workdir / "noop", "noop", NOOP_PROBE, NS)
+        if NOOP in base or PATCHING in base:
+            noop = await noop_floor.start(c.kube, c.workdir / "noop", "noop" if NOOP in base else "patch", NOOP_PROBE, NS)
         port = noop[1] if noop else None
         before = await readings(c, port)
         await day(c, d, d.gang if setting.stepped_scale_in else 0, marks="+homing" in base and "deletion-marks" not in v.off)
@@ -632,7 +635,7 @@ async def main() -> None:
     ap.add_argument("--render-only", action="store_true", help="redraw the table and chart from the results file")
     ap.add_argument("--variants", nargs="+",
                     help="default: the day's own (VARIANTS, KUBE_VARIANTS); also volcano+homing-no-<part> (parts: " + ", ".join(ABLATIONS) + ")"
-                    ", volcano+gangpreempt" + NOOP + " (a no-op webhook in homing's place), and any variant with a cluster setting's suffix (" + ", ".join(SETTINGS) + ")")
+                    ", volcano+gangpreempt" + NOOP + " (a no-op webhook in homing's place), " + PATCHING + " (one that patches, placing nothing), and any variant with a cluster setting's suffix (" + ", ".join(SETTINGS) + ")")
     ap.add_argument("--out", default="tidal.json", help="results file under bench/results/")
     ap.add_argument("--merge", nargs="+", metavar="FILE", help="combine the repeats of earlier results files into --out")
     args = ap.parse_args()
