@@ -4,12 +4,12 @@
 adds to kopf's own server: TLS from certstore's one SSLContext (certificates renewed in place,
 no restart of the server), `Connection: close` on every answer while draining (drain.py), an
 allowed, unchanged answer should anything fail (behaviour.md "Operation": the webhook never
-rejects a pod), and each review timed with its waits on the loop, each connection counted.
+rejects a pod), each review timed from being read whole to its answer, each connection counted.
 
 A review is read and answered in the callback its last bytes arrive in (review_http.py parses
-the request; eager.py runs kopf's function there up to its first real wait). Served through
-aiohttp's tasks it waited for several turns of the operator's loop, each as long as the burst
-of watch events queued in it (docs/design.md, "A review answered in the turn it arrives").
+the request; eager.py runs kopf's function there up to its first real wait). Passed through
+a web framework's tasks it would wait a turn of the operator's loop for each hop, each turn as
+long as the burst of watch events queued in it (docs/design.md, "A review answered in the turn it arrives").
 
 The handler's JSON patch comes back to this server in a slot (`hand_back`), not through kopf's
 `Patch`: kopf would rebuild it by deep-copying the pod and diffing the copy whole, most of kopf's
