@@ -25,7 +25,7 @@ scale-details.json (how each figure was taken), and the chart scale.svg.
     .venv/bin/python bench/scale.py --steps 500 --webhook noop      # or noop-go
 
 The machine's floor: the same fill and burst through a webhook that does nothing
-(bench/noop_webhook.py on aiohttp as homing serves, or bench/noopwebhook/main.go),
+(bench/noop_webhook.py on aiohttp, as homing served until 2026-12-04, or bench/noopwebhook/main.go),
 registered as homing registers itself; the API server's webhook p99, the creation ratio
 and (Python) the loop lag, in bench/results/scale-floor.json."""
 from __future__ import annotations
