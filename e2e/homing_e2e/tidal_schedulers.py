@@ -123,11 +123,12 @@ class Volcano:
         return True  # Volcano re-creates an evicted gang at once: nothing to wait for
 
     async def restarts_by_job(self, kube: Kube, ns: str, rank_losses: dict[str, list[float]]) -> dict[str, int]:
-        """Training jobs restarted whole: Volcano counts each RestartJob in status.retryCount,
-        the harness's own resuming ones (resume_stuck) too, which are taken off."""
+        """Training jobs restarted whole, as Volcano counts them in status.retryCount. The harness's
+        own RestartJob Commands (resume_stuck) add none: they reach a job still in Restarting,
+        whose state counts no restart (the job controller's restarting state), so nothing is
+        taken off for them."""
         jobs = await kube.request("GET", self.jobs_path.format(ns=ns))
-        return {(name := j["metadata"]["name"]): max(0, int((j.get("status") or {}).get("retryCount") or 0) - self.resumed.get(name, 0))
-                for j in jobs.get("items") or ()}  # max: a Command sent and not yet carried out
+        return {j["metadata"]["name"]: int((j.get("status") or {}).get("retryCount") or 0) for j in jobs.get("items") or ()}
 
     async def resume_stuck(self, kube: Kube, ns: str, now: float) -> list[str]:
         """Volcano 1.15.1's job controller can leave a restarted gang in Restarting for good:

@@ -55,7 +55,8 @@ async def test_a_stuck_restart_gets_a_restart_command_the_real_api_accepts(binar
         for group in (await c.kube.request("GET", groups))["items"]:
             await c.kube.request("DELETE", f"{groups}/{group['metadata']['name']}")
         await c.kube.request("PATCH", f"{JOB}/status", content_type=MERGE_PATCH,
-                             body={"status": {"state": {"phase": "Restarting"}, "terminating": 4, "running": 0}})
+                             body={"status": {"state": {"phase": "Restarting"}, "terminating": 4, "running": 0,
+                                              "retryCount": 1}})  # the eviction's restart, as the controller counted it
         await o.eventually(lambda: _no_pods(c), what="the gang's pods gone")
         assert await c.scheduling.resume_stuck(c.kube, NS, now=100.0) == []  # first seen stuck: patience
         assert await c.scheduling.resume_stuck(c.kube, NS, now=109.0) == []
@@ -63,6 +64,9 @@ async def test_a_stuck_restart_gets_a_restart_command_the_real_api_accepts(binar
         commands = await c.kube.request("GET", f"/apis/bus.volcano.sh/v1alpha1/namespaces/{NS}/commands")
         assert [(x["action"], x["target"]["name"]) for x in commands["items"]] == [("RestartJob", "llama")]
         assert c.scheduling.resumed == {"llama": 1}
+        # One restart: the Command that resumes it is not a second one, nor takes the first away
+        # (it once was taken off, and a day's restarts read one low for every gang resumed).
+        assert await c.scheduling.restarts_by_job(c.kube, NS, {}) == {"llama": 1}
         # The Command is taken back before the controller returns: a restarted controller recounts
         # on its own, and its start racing the Command's restart is not what this test is about.
         await c.kube.request("DELETE", f"/apis/bus.volcano.sh/v1alpha1/namespaces/{NS}/commands/{commands['items'][0]['metadata']['name']}")
