@@ -8,6 +8,8 @@ part off (a behaviour.md "Beyond the home" preference, the deletion-cost marks, 
 webhook costs the day, whatever it decides); `+patchwebhook` one that answers every pod with a
 patch of homing's shape that changes no placement (what any webhook that mutates costs: the
 API server applies the patch within the round trip it times).
+On Volcano's days a night scales in one gang's size of replicas at a time, as the shipped
+autoscaler does; `-at-once-scale-in` scales in at once (kube-scheduler's day does by default).
 Writes bench/results/tidal.json (`days`, and `runs` = the first day at 64 nodes), tidal.md
 (tables, targets), tidal.svg.
 
@@ -60,6 +62,10 @@ class Day:
     about: str
     variants: tuple[str, ...] = VARIANTS  # run unless --variants names others
     large_variants: tuple[str, ...] = LARGE_VARIANTS
+    # The nights scale in one gang's size of replicas at a time, as the shipped autoscaler does
+    # (manifests/tidal/common/inference-hpa.yaml) for Volcano, which takes waiting gangs in a
+    # fixed order; kube-scheduler's gangs take turns, and there one scale-in at once does better.
+    stepped_nights: bool = True
     # > 0: each training job is created once the one before runs, this many seconds later.
     # kube-scheduler's preemption prefers the victim that started last, at the 1 s resolution
     # of a pod's startTime, and breaks a tie at random: jobs started in the same second make a
@@ -74,7 +80,7 @@ DAYS = {
                   "reclaim tide (two queues), 8-rank gangs, two training images each shared by several jobs"),
     "kube-gangs": Day("all", 16, (("train-a:30g", None), ("train-b:25g", None), ("train-c:40g", None)),
                       "kube-scheduler 1.37's own gangs: 16-rank Indexed Jobs in PodGroups evicted whole, three images",
-                      KUBE_VARIANTS, KUBE_VARIANTS, start_gap_s=1.5),
+                      KUBE_VARIANTS, KUBE_VARIANTS, stepped_nights=False, start_gap_s=1.5),
 }
 
 
@@ -195,7 +201,7 @@ class Setting:
 
     controller_manager: tuple[str, ...] = ()
     volcano: tuple[str, ...] = ()
-    stepped_scale_in: bool = False  # the nights go down one gang's size of replicas at a time
+    stepped_scale_in: bool | None = None  # the nights go down one gang's size at a time; None: the day's own
 
 
 # A stepped night's period between steps: longer than Volcano takes to place a gang once its
@@ -216,6 +222,9 @@ SETTINGS = {
     # among them and a gang is placed on whatever is idle. One gang's size at a time (an HPA
     # scale-down policy of that many Pods per period), every victim is a marked one.
     "-stepped-scale-in": Setting(stepped_scale_in=True),
+    # The whole night's scale-in at once, as a Deployment scaled by hand or an HPA without a
+    # scale-down policy does: the ablation of the Volcano days' steps.
+    "-at-once-scale-in": Setting(stepped_scale_in=False),
 }
 
 
@@ -248,9 +257,15 @@ def parse_variant(name: str) -> Variant:
     while match := next((p for p in ABLATIONS if rest.endswith(f"-no-{p}")), None):
         rest, off = rest[: -len(f"-no-{match}")], [match, *off]
     flags = [SETTINGS[n] for n in names]
+    stepped = [x.stepped_scale_in for x in flags if x.stepped_scale_in is not None]
     return Variant(rest, tuple(off), "".join(names), Setting(tuple(f for x in flags for f in x.controller_manager),
                                                               tuple(f for x in flags for f in x.volcano),
-                                                              any(x.stepped_scale_in for x in flags)))
+                                                              stepped[-1] if stepped else None))
+
+
+def stepped_nights(v: Variant, d: Day) -> bool:
+    """Whether a night scales in by steps: the variant's setting, else the day's own."""
+    return d.stepped_nights if v.setting.stepped_scale_in is None else v.setting.stepped_scale_in
 
 
 NOOP = "+noopwebhook"  # a webhook in homing's place that admits every pod unchanged (bench/noop_floor.py)
@@ -333,8 +348,10 @@ async def run(variant: str, day_name: str, superpods: int, volcano_args: tuple[s
             noop = await noop_floor.start(c.kube, c.workdir / "noop", "noop" if NOOP in base else "patch", NOOP_PROBE, NS)
         port = noop[1] if noop else None
         before = await readings(c, port)
-        await day(c, d, d.gang if setting.stepped_scale_in else 0, marks="+homing" in base and "deletion-marks" not in v.off)
-        result = {**c.recorder.summary(), "gang_restarts": await c.gang_restarts(), **the_day(before, await readings(c, port))}
+        stepped = stepped_nights(v, d)
+        await day(c, d, d.gang if stepped else 0, marks="+homing" in base and "deletion-marks" not in v.off)
+        result = {**c.recorder.summary(), "gang_restarts": await c.gang_restarts(), "stepped_nights": stepped,
+                  **the_day(before, await readings(c, port))}
     finally:
         if noop:
             noop[0].terminate()

@@ -285,15 +285,21 @@ def test_the_day_is_the_difference_of_two_readings(tidal):
         "admission_connections": 7, "scheduler": {}}
 
 
-@pytest.mark.parametrize("variant, stepped", [
-    ("volcano+gangpreempt+homing-stepped-scale-in", True),
-    ("volcano+gangpreempt-stepped-scale-in-fast-scale-in", True),
-    ("volcano+gangpreempt+homing-fast-scale-in", False),
-    ("volcano+gangpreempt+homing", False),
+@pytest.mark.parametrize("variant, day, stepped", [
+    # Volcano's days scale in as the shipped autoscaler does, one gang at a time, unless told
+    ("volcano+gangpreempt+homing", "tidal", True),
+    ("volcano+homing", "shared", True),
+    ("volcano+gangpreempt+homing-at-once-scale-in", "tidal", False),
+    ("volcano+gangpreempt-at-once-scale-in-fast-scale-in", "tidal", False),
+    ("volcano+gangpreempt+homing-stepped-scale-in", "tidal", True),
+    ("volcano+gangpreempt+homing-fast-scale-in", "shared", True),
+    # kube-scheduler's waiting gangs take turns: its day scales in at once unless told
+    ("kube-scheduler+homing", "kube-gangs", False),
+    ("kube-scheduler+homing-stepped-scale-in", "kube-gangs", True),
 ])
-def test_the_stepped_scale_in_is_a_setting_of_its_own(tidal, variant, stepped):
+def test_a_night_scales_in_by_steps_as_the_day_or_the_variant_says(tidal, variant, day, stepped):
     v = tidal.parse_variant(variant)
-    assert v.setting.stepped_scale_in is stepped
+    assert tidal.stepped_nights(v, tidal.DAYS[day]) is stepped
     assert v.unset + v.suffix == variant
 
 
