@@ -69,7 +69,6 @@ class Volcano:
     def __init__(self, variant: str, tide: str, args: tuple[str, ...] = ()) -> None:
         self.variant, self.tide, self.args = variant, tide, args
         self.stuck_since: dict[str, float] = {}  # job -> when first seen stuck in Restarting (resume_stuck)
-        self.resumed: dict[str, int] = {}  # job -> RestartJob Commands the harness sent
         self.metrics_port = 0  # vc-scheduler's /metrics, once started
 
     @property
@@ -147,7 +146,6 @@ class Volcano:
                 continue
             if now - self.stuck_since.setdefault(name, now) >= STUCK_RESTART_S:
                 await kube.request("POST", f"/apis/bus.volcano.sh/v1alpha1/namespaces/{ns}/commands", body=restart_command(job))
-                self.resumed[name] = self.resumed.get(name, 0) + 1
                 self.stuck_since.pop(name)
                 resumed.append(name)
         return resumed

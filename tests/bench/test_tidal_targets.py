@@ -303,6 +303,16 @@ def test_a_night_scales_in_by_steps_as_the_day_or_the_variant_says(tidal, varian
     assert v.unset + v.suffix == variant
 
 
+@pytest.mark.parametrize("variant, setting", [
+    ("volcano+gangpreempt+homing", None),  # no scale-in setting: the day decides
+    ("volcano+gangpreempt+homing-fast-scale-in", None),
+    ("volcano+gangpreempt+homing-stepped-scale-in", True),
+    ("volcano+gangpreempt+homing-at-once-scale-in", False),
+])
+def test_only_a_scale_in_setting_overrides_the_days_own_nights(tidal, variant, setting):
+    assert tidal.parse_variant(variant).setting.stepped_scale_in is setting
+
+
 def test_a_merged_file_says_what_it_merged(tidal, tmp_path):
     """Merging files of 304-node runs: the top-level size and repeat count are the merged
     runs' (they were argparse's defaults, 64 nodes and 3 repeats, with no runs under them)."""
