@@ -104,6 +104,7 @@ class PodSeen:
     leaving: bool = False  # deletion under way: still holds its NPUs until it is gone
     warm_room: set[str] = field(default_factory=set)  # a re-placement: nodes holding its image it could have taken (see _warm_room)
     warm_at_bind: frozenset[str] = frozenset()  # those nodes as it bound, before the same cycle's binds were known
+    claimed_at_bind: frozenset[str] = frozenset()  # of those, a waiting rank's home: homing never offers one as warm
     reason: str = ""  # homing's decision reason, when it made one
     preferred: list[tuple[int, set[str]]] = field(default_factory=list)  # its preferred node terms: (weight, node names)
     cost: str | None = None  # its pod-deletion-cost annotation (homing's scale-in mark, or a user's cost), if any
@@ -128,6 +129,7 @@ class PullRecord:
         node, warm = self.seen.node, self.seen.warm_at_bind
         return {"phase": self.phase, "key": self.seen.key, "node": node, "reason": self.seen.reason,
                 "warm_at_bind": sorted(warm)[:8], "warm_after_the_cycle": sorted(self.seen.warm_room)[:8],
+                "claimed_at_bind": sorted(self.seen.claimed_at_bind)[:8],
                 # what the pod asked for: each preferred term's weight, and whether it named the node / a node warm as it bound
                 "terms": [[w, node in names, bool(names & warm)] for w, names in self.seen.preferred]}
 
@@ -407,6 +409,7 @@ class Recorder:
             seen.replacement = True
             seen.warm_room = self._warm_room(seen.image, uid, seen.npus)
             seen.warm_at_bind = frozenset(seen.warm_room)
+            seen.claimed_at_bind = seen.warm_at_bind & self.waiting_homes()[0].keys() if seen.warm_room else frozenset()
             seen.preferred = preferred_terms(pod)
             self.recent_binds.append(seen)
             decision = (pod["metadata"].get("annotations") or {}).get("homing.io/decision")

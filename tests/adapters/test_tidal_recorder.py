@@ -439,3 +439,28 @@ def test_replicas_on_waiting_homes_still_unmarked_are_counted(rec, clock):
     rec.pod_event("MODIFIED", marked(replica("r1", "a")))
     rec.pod_event("MODIFIED", marked(replica("r2", "b")))
     assert rec.unmarked_on_waiting_homes() == 0
+
+
+@pytest.mark.parametrize("rank0_back_on, claimed", [(None, ["a"]), ("d", [])])
+def test_a_pulls_warm_nodes_that_a_waiting_rank_calls_home_are_told_apart(rec, clock, rank0_back_on, claimed):
+    """Rank 1 pulls on c while node a, warm and free, is rank 0's home: homing keeps a claimed
+    home for its rank and never offers it as image-warm, so the record says which warm nodes
+    were a waiting rank's home as the pull bound. Once rank 0 is placed (here on d), a is no
+    one's waiting home; a rank's own old home is never counted as claimed against it."""
+    rec.pod_event("ADDED", rank_pod("p1", 0, "a"))
+    rec.pod_event("ADDED", rank_pod("p3", 1, "b"))
+    clock.now += 10
+    rec.pod_event("DELETED", rank_pod("p1", 0, "a"))
+    rec.pod_event("DELETED", rank_pod("p3", 1, "b"))
+    rec.pod_event("ADDED", replica("s1", "b"))  # rank 1's home is held: it cannot go back
+    clock.now += 10
+    if rank0_back_on:
+        rec.pod_event("MODIFIED", rank_pod("p2", 0, rank0_back_on))
+        clock.now += 10
+    rec.pod_event("MODIFIED", rank_pod("p4", 1, "c"))  # pulls on c
+    clock.now += 10
+    details = {d["key"]: d for d in rec.summary()["warm_pull_details"]}
+    assert details["train/worker/1"]["warm_at_bind"] == ["a"]
+    assert details["train/worker/1"]["claimed_at_bind"] == claimed
+    if rank0_back_on:
+        assert details["train/worker/0"]["claimed_at_bind"] == []  # a was its own home
