@@ -125,11 +125,19 @@ class PullRecord:
     seen: PodSeen
     minutes: float
 
+    @property
+    def unclaimed_after_the_cycle(self) -> set[str]:
+        """Warm nodes still free once the cycle's binds are known that no waiting rank called home."""
+        return self.seen.warm_room - self.seen.claimed_at_bind
+
     def details(self) -> dict:
-        node, warm = self.seen.node, self.seen.warm_at_bind
+        node, warm, claimed = self.seen.node, self.seen.warm_at_bind, self.seen.claimed_at_bind
         return {"phase": self.phase, "key": self.seen.key, "node": node, "reason": self.seen.reason,
                 "warm_at_bind": sorted(warm)[:8], "warm_after_the_cycle": sorted(self.seen.warm_room)[:8],
-                "claimed_at_bind": sorted(self.seen.claimed_at_bind)[:8],
+                "claimed_at_bind": sorted(claimed)[:8],
+                # from the whole sets: the lists above stop at eight, so they cannot be subtracted
+                "unclaimed_at_bind": sorted(warm - claimed)[:8],
+                "unclaimed_after_the_cycle": sorted(self.unclaimed_after_the_cycle)[:8],
                 # what the pod asked for: each preferred term's weight, and whether it named the node / a node warm as it bound
                 "terms": [[w, node in names, bool(names & warm)] for w, names in self.seen.preferred]}
 
@@ -553,6 +561,8 @@ class Recorder:
             "cold_replacement_pull_minutes": round(sum(p.minutes for p in cold), 1),
             "cold_at_bind_replacement_pulls": len(cold_at_bind),
             "cold_at_bind_replacement_pull_minutes": round(sum(p.minutes for p in cold_at_bind), 1),
+            # pulls that left a warm node free which no waiting rank called home: homing's warm terms could have named it
+            "replacement_pulls_past_unclaimed_warm": sum(1 for p in self.pull_records if p.unclaimed_after_the_cycle),
             "warm_pull_details": [p.details() for p in self.pull_records if p.seen.warm_at_bind],
             "misses": self.misses(),
             "miss_details": self.miss_details(),

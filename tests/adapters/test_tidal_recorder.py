@@ -464,3 +464,40 @@ def test_a_pulls_warm_nodes_that_a_waiting_rank_calls_home_are_told_apart(rec, c
     assert details["train/worker/1"]["claimed_at_bind"] == claimed
     if rank0_back_on:
         assert details["train/worker/0"]["claimed_at_bind"] == []  # a was its own home
+
+
+@pytest.mark.parametrize("stray_warm_node", [False, True])
+def test_a_pulls_record_names_the_unclaimed_warm_nodes_however_many_were_claimed(rec, clock, stray_warm_node):
+    """Eleven waiting ranks' homes are warm and free as rank 11 pulls on z, four of them taken
+    by their ranks in the same cycle. The record's node lists stop at eight, so the first
+    eight claimed homes no longer cover the first eight warm ones left after the cycle; the
+    unclaimed ones are named from the whole sets. Node u held the image and was no one's home."""
+    homes = [f"n{i:02d}" for i in range(12)]
+    for name in [*homes, "u", "v", "z"]:
+        rec.node_event("ADDED", node(name))
+    if stray_warm_node:  # rank 12 ran on u, then on v: u holds the image, no rank waits for it
+        rec.pod_event("ADDED", rank_pod("q1", 12, "u"))
+        clock.now += 10
+        rec.pod_event("DELETED", rank_pod("q1", 12, "u"))
+        clock.now += 10
+        rec.pod_event("MODIFIED", rank_pod("q2", 12, "v"))
+    for i, home in enumerate(homes):
+        rec.pod_event("ADDED", rank_pod(f"p{i}", i, home))
+    clock.now += 10
+    for i, home in enumerate(homes):
+        rec.pod_event("DELETED", rank_pod(f"p{i}", i, home))
+    rec.pod_event("ADDED", replica("s1", "n11"))  # rank 11's home is held
+    clock.now += 10
+    rec.pod_event("MODIFIED", rank_pod("r11", 11, "z"))  # pulls on z
+    for i in range(4):  # siblings home in the same cycle
+        clock.now += 0.05
+        rec.pod_event("MODIFIED", rank_pod(f"r{i}", i, homes[i]))
+    clock.now += 10
+    details = {d["key"]: d for d in rec.summary()["warm_pull_details"]}["train/worker/11"]
+    stray = ["u"] if stray_warm_node else []
+    assert details["claimed_at_bind"] == homes[:8]  # the list stops at eight
+    assert details["warm_after_the_cycle"] == sorted([*homes[4:11], *stray])[:8]
+    assert details["unclaimed_at_bind"] == stray
+    assert details["unclaimed_after_the_cycle"] == stray
+    # with u: rank 12's own move to v left u free as well, so two pulls passed an unclaimed warm node
+    assert rec.summary()["replacement_pulls_past_unclaimed_warm"] == (2 if stray_warm_node else 0)
