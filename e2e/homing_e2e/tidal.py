@@ -105,6 +105,7 @@ class PodSeen:
     warm_room: set[str] = field(default_factory=set)  # a re-placement: nodes holding its image it could have taken (see _warm_room)
     warm_at_bind: frozenset[str] = frozenset()  # those nodes as it bound, before the same cycle's binds were known
     claimed_at_bind: frozenset[str] = frozenset()  # of those, a waiting rank's home: homing never offers one as warm
+    taken_by: dict[str, str] = field(default_factory=dict)  # of those, the ones other pods took in the same cycle -> what took them (TAKERS)
     reason: str = ""  # homing's decision reason, when it made one
     preferred: list[tuple[int, set[str]]] = field(default_factory=list)  # its preferred node terms: (weight, node names)
     cost: str | None = None  # its pod-deletion-cost annotation (homing's scale-in mark, or a user's cost), if any
@@ -130,6 +131,20 @@ class PullRecord:
         """Warm nodes still free once the cycle's binds are known that no waiting rank called home."""
         return self.seen.warm_room - self.seen.claimed_at_bind
 
+    @property
+    def over_the_floor(self) -> str | None:
+        """Why a pull that was not cold as it bound still pulled, the reason that leaves the most
+        to a placement first (OVER_THE_FLOOR); None when it was cold as it bound."""
+        if not self.seen.warm_at_bind:
+            return None
+        if self.unclaimed_after_the_cycle:
+            return "unclaimed-left-free"
+        taken = set(self.seen.taken_by.values())
+        for taker in ("other-image", "same-image", "home"):
+            if taker in taken:
+                return f"taken-by-{taker}"
+        return "claimed-only"
+
     def details(self) -> dict:
         node, warm, claimed = self.seen.node, self.seen.warm_at_bind, self.seen.claimed_at_bind
         return {"phase": self.phase, "key": self.seen.key, "node": node, "reason": self.seen.reason,
@@ -138,9 +153,17 @@ class PullRecord:
                 # from the whole sets: the lists above stop at eight, so they cannot be subtracted
                 "unclaimed_at_bind": sorted(warm - claimed)[:8],
                 "unclaimed_after_the_cycle": sorted(self.unclaimed_after_the_cycle)[:8],
+                "taken_in_the_cycle_by": {t: sum(1 for v in self.seen.taken_by.values() if v == t) for t in sorted(set(self.seen.taken_by.values()))},
+                "over_the_floor": self.over_the_floor,
                 # what the pod asked for: each preferred term's weight, and whether it named the node / a node warm as it bound
                 "terms": [[w, node in names, bool(names & warm)] for w, names in self.seen.preferred]}
 
+
+# What took a warm node a pull could have had, in the same cycle: a pod going to its own home (a rank
+# to its last node, a replica to a node its pool ran on), or elsewhere with the pulling pod's image
+# (one of the two pulls either way), or elsewhere with another image (a placement could have spared it).
+TAKERS = ("home", "same-image", "other-image")
+OVER_THE_FLOOR = ("unclaimed-left-free", "taken-by-other-image", "taken-by-same-image", "taken-by-home", "claimed-only")
 
 BOUND_TOGETHER_S = 0.3  # first binds of two gangs this close: one scheduling session's (Volcano's period is 0.5 s)
 
@@ -423,7 +446,7 @@ class Recorder:
             decision = (pod["metadata"].get("annotations") or {}).get("homing.io/decision")
             self.replacements[-1].reason = seen.reason = json.loads(decision).get("reason", "") if decision else ""
 
-    def _taken_in_same_cycle(self, node: str, now: float) -> None:
+    def _taken_in_same_cycle(self, node: str, now: float, taker: PodSeen, went_home: bool) -> None:
         """A home another pod bound to within settle_time (two cycles) of a miss was given
         away in the same scheduling session: a session's bind events arrive in no useful
         order, so the miss's home only looked free. Such a miss was not feasible. The same
@@ -438,10 +461,13 @@ class Recorder:
         while self.recent_binds and now - (self.recent_binds[0].bound or now) > self.settle_time:
             self.recent_binds.popleft()
         for seen in self.recent_binds:
-            seen.warm_room.discard(node)
+            if node in seen.warm_room:
+                seen.warm_room.discard(node)
+                seen.taken_by[node] = "home" if went_home else "same-image" if taker.image == seen.image else "other-image"
 
     def _classify(self, key: str, ranked: bool, node: str, seen: PodSeen, uid: str) -> None:
-        self._taken_in_same_cycle(node, time.monotonic())
+        went_home = self.last_node.get(key) == node if ranked else node in self.pool_nodes.get(key, ())
+        self._taken_in_same_cycle(node, time.monotonic(), seen, went_home)
         if ranked:
             home = self.last_node.get(key)
             self.last_node[key] = node
@@ -563,6 +589,9 @@ class Recorder:
             "cold_at_bind_replacement_pull_minutes": round(sum(p.minutes for p in cold_at_bind), 1),
             # pulls that left a warm node free which no waiting rank called home: homing's warm terms could have named it
             "replacement_pulls_past_unclaimed_warm": sum(1 for p in self.pull_records if p.unclaimed_after_the_cycle),
+            # each pull not cold as it bound, by why it still pulled (PullRecord.over_the_floor)
+            "replacement_pulls_over_the_floor": {why: n for why in OVER_THE_FLOOR
+                                                 if (n := sum(1 for p in self.pull_records if p.over_the_floor == why))},
             "warm_pull_details": [p.details() for p in self.pull_records if p.seen.warm_at_bind],
             "misses": self.misses(),
             "miss_details": self.miss_details(),

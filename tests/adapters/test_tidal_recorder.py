@@ -501,3 +501,46 @@ def test_a_pulls_record_names_the_unclaimed_warm_nodes_however_many_were_claimed
     assert details["unclaimed_after_the_cycle"] == stray
     # with u: rank 12's own move to v left u free as well, so two pulls passed an unclaimed warm node
     assert rec.summary()["replacement_pulls_past_unclaimed_warm"] == (2 if stray_warm_node else 0)
+
+
+@pytest.mark.parametrize("taker, over_the_floor", [
+    ("sibling-home", "taken-by-home"), ("new-rank", "taken-by-same-image"), ("replica", "taken-by-other-image"),
+    ("none", "unclaimed-left-free"), ("later", "unclaimed-left-free"),
+])
+def test_a_pull_over_the_cold_floor_says_what_took_the_warm_node(rec, clock, taker, over_the_floor):
+    """Rank 0 pulls on c while a, warm, looks free; in the same cycle a is taken by rank 1
+    going home, by a new rank of the same image, or by a replica of another image. Only the
+    last could a placement have spared; a node left free, or taken a cycle later, is a miss."""
+    if taker == "sibling-home":  # rank 1 ran on a after rank 0: a is its home, and claimed
+        rec.pod_event("ADDED", rank_pod("q1", 1, "a"))
+        clock.now += 10
+        rec.pod_event("DELETED", rank_pod("q1", 1, "a"))
+    first_run_then_gone(rec, clock)  # rank 0 ran on a
+    rec.pod_event("ADDED", replica("s0", "b"))  # b, c, d hold nothing of train's
+    rec.pod_event("MODIFIED", rank_pod("p2", 0, "c"))  # pulls on c
+    clock.now += rec.settle_time * (2.0 if taker == "later" else 0.25)
+    if taker == "sibling-home":
+        rec.pod_event("MODIFIED", rank_pod("q2", 1, "a"))
+    elif taker in ("new-rank", "later"):
+        rec.pod_event("MODIFIED", rank_pod("n7", 7, "a"))
+    elif taker == "replica":
+        rec.pod_event("ADDED", replica("s1", "a"))
+    summary = rec.summary()
+    assert summary["cold_at_bind_replacement_pulls"] == 0  # a was free and warm as rank 0 bound
+    assert summary["replacement_pulls_over_the_floor"] == {over_the_floor: 1}
+    [details] = [d for d in summary["warm_pull_details"] if d["key"] == "train/worker/0"]
+    assert details["over_the_floor"] == over_the_floor
+    kinds = {"sibling-home": "home", "new-rank": "same-image", "replica": "other-image"}
+    assert details["taken_in_the_cycle_by"] == ({kinds[taker]: 1} if taker in kinds else {})
+
+
+def test_a_pull_cold_as_it_bound_is_not_over_the_floor(rec, clock):
+    rec.pod_event("ADDED", rank_pod("p1", 0, "a"))
+    clock.now += 10
+    rec.pod_event("DELETED", rank_pod("p1", 0, "a"))
+    rec.pod_event("ADDED", replica("s1", "a"))  # a held as rank 0 binds
+    clock.now += 10
+    rec.pod_event("MODIFIED", rank_pod("p2", 0, "c"))
+    summary = rec.summary()
+    assert (summary["replacement_pulls"], summary["cold_at_bind_replacement_pulls"]) == (1, 1)
+    assert summary["replacement_pulls_over_the_floor"] == {}
