@@ -521,6 +521,17 @@ def home_rule_targets(runs: dict) -> list[dict]:
     return out
 
 
+def over_the_floor(runs: dict) -> dict[str, list[dict]]:
+    """Each homing variant's runs that counted it: the pulls over the certain floor, by reason."""
+    out = {}
+    for name, h in runs.items():
+        if "+homing" in parse_variant(name).scheduler:
+            each = [r["replacement_pulls_over_the_floor"] for r in h.get("repeats") or [h] if "replacement_pulls_over_the_floor" in r]
+            if each:
+                out[name] = each
+    return out
+
+
 COLUMNS = ("replacements", "home_rate", "feasible_home_rate", "replacement_pulls", "replacement_pull_minutes",
            "first_placement_pulls", "pulls", "pull_minutes", "gang_restarts", "create_to_scheduled_p50_s")
 
@@ -538,6 +549,14 @@ def table(data: dict) -> str:
                 lines += ["", "The home rule, every run against its scheduler alone in the same repeat:", "",
                           "| homing variant | target | measured (each run) | met in every run |", "|---|---|---|---|"]
                 lines += [f"| {c['variant']} | {c['target']} | {c['measured']} | {c['met']} |" for c in rule]
+                over = over_the_floor(runs)
+                if over:
+                    lines += ["", "Re-placement pulls over the certain cold floor, each run, by what left no warm node "
+                              "(the recorder's `over_the_floor`: a warm node left free that no waiting rank called home; "
+                              "warm nodes taken in the same cycle by a pod of another image, of the same image, or going "
+                              "to its own home; only waiting ranks' homes left):", "",
+                              "| homing variant | each run |", "|---|---|"]
+                    lines += [f"| {name} | {' · '.join(str(x) for x in each)} |" for name, each in over.items()]
             checks = targets(runs)
             if checks:
                 lines += ["", "| homing variant | target | measured | met | floor (no placement avoids) |", "|---|---|---|---|---|"]

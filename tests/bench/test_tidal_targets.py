@@ -328,3 +328,13 @@ def test_a_merged_file_says_what_it_merged(tidal, tmp_path):
     assert merged["repeats"] == 3
     assert set(merged["runs"]) == {"volcano+gangpreempt", "volcano+gangpreempt+homing"}
     assert len(merged["days"]["tidal"]["304"]["volcano+gangpreempt+homing"]["repeats"]) == 3
+
+
+def test_the_pulls_over_the_floor_are_listed_for_each_homing_run_that_counted_them(tidal):
+    counted = {"taken-by-home": 3}
+    runs = {
+        "volcano+gangpreempt": {"repeats": [{"replacement_pulls_over_the_floor": {"taken-by-other-image": 9}}]},
+        "volcano+gangpreempt+homing": {"repeats": [{"replacement_pulls_over_the_floor": counted}, {}]},
+        "volcano+homing": {"repeats": [{}]},  # run before the recorder counted them
+    }
+    assert tidal.over_the_floor(runs) == {"volcano+gangpreempt+homing": [counted]}
