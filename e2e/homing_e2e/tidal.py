@@ -10,7 +10,7 @@ import statistics
 import subprocess
 import tempfile
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -140,10 +140,7 @@ class PullRecord:
         if self.unclaimed_after_the_cycle:
             return "unclaimed-left-free"
         taken = set(self.seen.taken_by.values())
-        for taker in ("other-image", "same-image", "home"):
-            if taker in taken:
-                return f"taken-by-{taker}"
-        return "claimed-only"
+        return next((f"taken-by-{t}" for t in TAKERS if t in taken), "claimed-only")
 
     def details(self) -> dict:
         node, warm, claimed = self.seen.node, self.seen.warm_at_bind, self.seen.claimed_at_bind
@@ -153,17 +150,18 @@ class PullRecord:
                 # from the whole sets: the lists above stop at eight, so they cannot be subtracted
                 "unclaimed_at_bind": sorted(warm - claimed)[:8],
                 "unclaimed_after_the_cycle": sorted(self.unclaimed_after_the_cycle)[:8],
-                "taken_in_the_cycle_by": {t: sum(1 for v in self.seen.taken_by.values() if v == t) for t in sorted(set(self.seen.taken_by.values()))},
+                "taken_in_the_cycle_by": dict(sorted(Counter(self.seen.taken_by.values()).items())),
                 "over_the_floor": self.over_the_floor,
                 # what the pod asked for: each preferred term's weight, and whether it named the node / a node warm as it bound
                 "terms": [[w, node in names, bool(names & warm)] for w, names in self.seen.preferred]}
 
 
-# What took a warm node a pull could have had, in the same cycle: a pod going to its own home (a rank
-# to its last node, a replica to a node its pool ran on), or elsewhere with the pulling pod's image
-# (one of the two pulls either way), or elsewhere with another image (a placement could have spared it).
-TAKERS = ("home", "same-image", "other-image")
-OVER_THE_FLOOR = ("unclaimed-left-free", "taken-by-other-image", "taken-by-same-image", "taken-by-home", "claimed-only")
+# What took a warm node a pull could have had, in the same cycle, most avoidable first: a pod of another
+# image going elsewhere (a placement could have spared it), one of the pulling pod's image going elsewhere
+# (one of the two pulls either way), a pod going to its own home (a rank to its last node, a replica to a
+# node its pool ran on).
+TAKERS = ("other-image", "same-image", "home")
+OVER_THE_FLOOR = ("unclaimed-left-free", *(f"taken-by-{t}" for t in TAKERS), "claimed-only")
 
 BOUND_TOGETHER_S = 0.3  # first binds of two gangs this close: one scheduling session's (Volcano's period is 0.5 s)
 
@@ -566,6 +564,7 @@ class Recorder:
         lat = sorted(wait for _, _, wait in self.waits)
         cold = [p for p in self.pull_records if not p.seen.warm_room]
         cold_at_bind = [p for p in self.pull_records if not p.seen.warm_at_bind]
+        over = Counter(p.over_the_floor for p in self.pull_records)
         pulls_by_phase = {phase: dict(row) for phase, row in self.pulls_by_phase.items()}
         for label, pulls in (("cold", cold), ("cold-at-bind", cold_at_bind)):
             for p in pulls:
@@ -587,11 +586,9 @@ class Recorder:
             "cold_replacement_pull_minutes": round(sum(p.minutes for p in cold), 1),
             "cold_at_bind_replacement_pulls": len(cold_at_bind),
             "cold_at_bind_replacement_pull_minutes": round(sum(p.minutes for p in cold_at_bind), 1),
-            # pulls that left a warm node free which no waiting rank called home: homing's warm terms could have named it
-            "replacement_pulls_past_unclaimed_warm": sum(1 for p in self.pull_records if p.unclaimed_after_the_cycle),
-            # each pull not cold as it bound, by why it still pulled (PullRecord.over_the_floor)
-            "replacement_pulls_over_the_floor": {why: n for why in OVER_THE_FLOOR
-                                                 if (n := sum(1 for p in self.pull_records if p.over_the_floor == why))},
+            # each pull not cold as it bound, by why it still pulled (PullRecord.over_the_floor); "unclaimed-left-free":
+            # a warm node no waiting rank called home stayed free, one homing's warm terms could have named
+            "replacement_pulls_over_the_floor": {why: over[why] for why in OVER_THE_FLOOR if over[why]},
             "warm_pull_details": [p.details() for p in self.pull_records if p.seen.warm_at_bind],
             "misses": self.misses(),
             "miss_details": self.miss_details(),

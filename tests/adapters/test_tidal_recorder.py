@@ -500,7 +500,7 @@ def test_a_pulls_record_names_the_unclaimed_warm_nodes_however_many_were_claimed
     assert details["unclaimed_at_bind"] == stray
     assert details["unclaimed_after_the_cycle"] == stray
     # with u: rank 12's own move to v left u free as well, so two pulls passed an unclaimed warm node
-    assert rec.summary()["replacement_pulls_past_unclaimed_warm"] == (2 if stray_warm_node else 0)
+    assert rec.summary()["replacement_pulls_over_the_floor"].get("unclaimed-left-free", 0) == (2 if stray_warm_node else 0)
 
 
 @pytest.mark.parametrize("taker, over_the_floor", [
