@@ -3,13 +3,10 @@ optional YAML file (a mounted ConfigMap, path in HOMING_CONFIG_FILE) over defaul
 Defaults work on a plain cluster with no Ascend software."""
 from __future__ import annotations
 
-import os
-from pathlib import Path
-from typing import Any
-
-import yaml
 from pydantic import BaseModel, Field, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from homing.configfile import YamlFileSource
 
 
 class Weights(BaseModel):
@@ -69,6 +66,14 @@ class DeletionCost(BaseModel):
     enabled: bool = True  # the leader marks such replicas (and unmarks them)
     interval_seconds: float = Field(default=1.0, gt=0)  # how often the leader compares marks with claims
     max_patches_per_second: int = Field(default=20, gt=0)  # the rate bound of its pod patches
+
+
+class Tenancy(BaseModel):
+    """behaviour.md "Tenants": whether namespaces share nodes (identity and memory never cross one)."""
+
+    # On: every namespace's claimed and vacant homes and workloads steer every pod, and its claims
+    # mark any namespace's replicas for deletion. Off: only the pod's (replica's) own namespace's.
+    shared_nodes: bool = False
 
 
 class Scope(BaseModel):
@@ -150,6 +155,29 @@ class Webhook(BaseModel):
     ca_seconds: float = Field(365 * 86400, gt=0)  # the CA's life (rotated with overlap)
     cert_check_seconds: float | None = None  # default: a twentieth of the leaf's life, at most a minute
     cert_propagation_seconds: float = 5.0  # a new caBundle is in effect at the API server within this
+    # What the webhook's HTTP accepts (docs/operations.md, "Security model"). The API server
+    # refuses a request body over 3 MiB, so no pod it admits makes a larger review (the 8 MiB
+    # allowed before only let a forged one hold more memory).
+    max_review_bytes: int = Field(3 * 1024 * 1024, ge=64 * 1024)  # the largest request body (a review)
+    # The API server sends about six headers, well under 1 KiB.
+    max_head_bytes: int = Field(16 * 1024, ge=1024)  # the largest request line and headers
+    max_headers: int = Field(64, ge=8)  # header fields in one request
+    # From a request's first byte (or a new connection's start) to its last: a review comes
+    # whole in milliseconds, and the API server waits for an answer 30 s at most (the largest
+    # timeoutSeconds), so a request still coming after this is one nobody waits for.
+    read_timeout_seconds: float = Field(10.0, gt=0)  # a request (or a new connection's first) read whole within this
+    # A kept-alive connection's wait for its next request. Longer than a Go client's idle
+    # keep-alive (90 s in http.DefaultTransport), so the API server closes an idle connection
+    # first: a close from this side could cross its next POST, which Go does not retry.
+    idle_timeout_seconds: float = Field(120.0, gt=0)  # a kept-alive connection with no request is closed after this
+    # One more is closed as soon as it is accepted: a newcomer is refused, no open one dropped.
+    # An API server holds about a connection a review in flight, and its mutating requests in
+    # flight are bounded by --max-mutating-requests-inflight (200 by default): a few API
+    # servers fit well within.
+    max_connections: int = Field(1024, ge=1)  # connections open at once
+    # Past them, the answer in progress closes the connection and the API server opens another
+    # (which a Service may send to another replica).
+    max_connection_bytes: int = Field(64 * 1024 * 1024, ge=1024)  # bytes one connection may send
 
 
 class Replicas(BaseModel):
@@ -183,6 +211,7 @@ class Settings(BaseSettings):
     weights: Weights = Field(default_factory=Weights)
     preferences: Preferences = Field(default_factory=Preferences)
     deletion_cost: DeletionCost = Field(default_factory=DeletionCost)
+    tenancy: Tenancy = Field(default_factory=Tenancy)
     labels: Labels = Field(default_factory=Labels)
     topology: Topology = Field(default_factory=Topology)
     bounds: Bounds = Field(default_factory=Bounds)
@@ -230,20 +259,5 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings, env_settings, _YamlFileSource(settings_cls))
+        return (init_settings, env_settings, YamlFileSource(settings_cls))
 
-
-class _YamlFileSource(PydanticBaseSettingsSource):
-    """The optional ConfigMap, mounted as a YAML file."""
-
-    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
-        return None, field_name, False
-
-    def __call__(self) -> dict[str, Any]:
-        path = os.environ.get("HOMING_CONFIG_FILE")
-        if not path or not Path(path).is_file():
-            return {}
-        data = yaml.safe_load(Path(path).read_text()) or {}
-        if not isinstance(data, dict):
-            raise ValueError(f"{path}: expected a mapping at the top level")
-        return data

@@ -1,11 +1,13 @@
 """The webhook server kopf runs through its public server protocol (behaviour.md "Operation", never
-stall, never reject): it hands every review to kopf's function, answers with what it returns,
-closes each connection while draining, and admits the pod unchanged should kopf's function
-fail. And the registered `@kopf.on.mutate` handler is what sends the pod home."""
+stall, never reject): it hands every pod CREATE review to kopf's function and nothing else,
+answers with what kopf returns, closes each connection while draining, and admits the pod
+unchanged whatever fails on the way, kopf's function, homing's handler, its logging or metrics.
+And the registered `@kopf.on.mutate` handler is what sends the pod home."""
 from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import socket
 import ssl
 from types import SimpleNamespace
@@ -16,15 +18,21 @@ import kopf
 import orjson
 import pytest
 
-from homing.kube import handlers, metrics, tls
+from prometheus_client import REGISTRY
+
+from homing.config import Webhook
+from homing.kube import admission_server, admitter as admitter_module, handlers, metrics, tls
 from homing.kube.admission_server import WEBHOOK_ID, AdmissionServer, hand_back, with_patch
 
 from .test_admitter import admitter, rank0
+from .wire import POD_RESOURCE
 
 
-def review(pod: dict, dry_run: bool = False) -> dict:
+def review(pod: dict, dry_run: bool = False, **request: object) -> dict:
+    """As the API server sends it: a pod CREATE, with the resource and user kopf reads."""
     return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-            "request": {"uid": "req-1", "operation": "CREATE", "object": pod, "dryRun": dry_run, "userInfo": {}}}
+            "request": {"uid": "req-1", "kind": {"group": "", "version": "v1", "kind": "Pod"}, "resource": POD_RESOURCE,
+                        "operation": "CREATE", "object": pod, "dryRun": dry_run, "userInfo": {"username": "u"}, **request}}
 
 
 def free_port() -> int:
@@ -37,9 +45,9 @@ class Served:
     """A real server on a free port (plain HTTP: TLS is certstore's, tested there), run by
     the same protocol kopf runs it by, with `fn` standing where kopf's function stands."""
 
-    def __init__(self, fn) -> None:
+    def __init__(self, fn, limits: Webhook | None = None) -> None:
         self.fn, self.port, self.draining = fn, free_port(), False
-        self.server = AdmissionServer("127.0.0.1", self.port, None, draining=lambda: self.draining)
+        self.server = AdmissionServer("127.0.0.1", self.port, None, draining=lambda: self.draining, limits=limits or Webhook())
 
     async def __aenter__(self) -> "Served":
         self.configs = self.server(self.fn)
@@ -223,7 +231,9 @@ async def test_kopf_is_handed_the_pod_without_its_managed_fields_and_the_patch_s
     assert out["spec"]["affinity"]["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
 
 
-async def test_a_refusal_or_a_failure_carries_no_handed_back_patch():
+async def test_a_refusal_or_a_failure_is_allowed_unchanged_without_the_handed_back_patch():
+    """A preference never denies a pod: kopf's refusal (a handler raised inside it) is answered
+    as its failure is, allowed and unchanged."""
     refusing, _ = kopf_like(allowed=False)
 
     async def failing(data: dict, **_: object) -> dict:
@@ -234,7 +244,7 @@ async def test_a_refusal_or_a_failure_carries_no_handed_back_patch():
         _, refused, _ = await s.post(orjson.dumps(review(rank0())))
     async with Served(failing) as s:
         _, failed, _ = await s.post(orjson.dumps(review(rank0())))
-    assert refused["response"]["allowed"] is False and "patch" not in refused["response"]
+    assert refused["response"] == {"uid": "req-1", "allowed": True}
     assert failed["response"] == {"uid": "req-1", "allowed": True}
 
 
@@ -297,3 +307,162 @@ async def test_a_review_is_answered_in_the_loop_turn_its_bytes_arrive():
             handle[0].cancel()
             sock.close()
     assert sorted(taken)[len(taken) // 2] == 3, taken  # the server's part is one turn: aiohttp's was three
+
+
+# --- kopf's own function: what reaches it, and what fails on the way -----------------------------
+
+def kopfs_own_function(memo_admitter=None):
+    """kopf's admission function with homing's handler registered, bound as kopf.operator() binds it
+    for a webhook server, without the API server an operator needs to start (kopf's engine modules:
+    kopf is pinned exactly). Also its memories: the per-object memos a forged review must not grow."""
+    from kopf._cogs.structs.references import Insights, Resource
+    from kopf._core.engines.admission import serve_admission_request
+    from kopf._core.engines.indexing import OperatorIndexers
+    from kopf._core.reactor.inventory import ResourceMemories
+
+    registry = kopf.OperatorRegistry()
+    kopf.on.mutate("", "v1", "pods", id=WEBHOOK_ID, operations=["CREATE"], ignore_failures=True, side_effects=False,
+                   registry=registry)(handlers.admit_pod)
+    insights = Insights()
+    insights.webhook_resources.add(Resource(group="", version="v1", plural="pods", kind="Pod", singular="pod",
+                                            namespaced=True, verbs=["create"]))
+    memories = ResourceMemories()
+    memo = kopf.Memo(runtime=SimpleNamespace(admitter=memo_admitter or admitter()))
+    fn = functools.partial(serve_admission_request, settings=kopf.OperatorSettings(), registry=registry, insights=insights,
+                           memories=memories, memobase=memo, indices=OperatorIndexers().indices)
+    return fn, memories
+
+
+def failed_open(where: str) -> float:
+    return REGISTRY.get_sample_value("homing_admission_failed_open_total", {"where": where}) or 0.0
+
+
+async def test_a_pod_create_goes_through_kopfs_own_function_and_comes_back_home():
+    fn, memories = kopfs_own_function()
+    pod = rank0()
+    async with Served(fn) as s:
+        status, answer, _ = await s.post(orjson.dumps(review(pod)))
+    assert status == 200 and answer["response"]["allowed"] is True and answer["response"]["uid"] == "req-1"
+    (term,) = patched(pod, answer)["spec"]["affinity"]["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][:1]
+    assert term["preference"]["matchExpressions"][0]["values"] == ["n1"]
+    assert len(memories._items) == 0  # a CREATE's memo is kopf's ephemeral one
+
+
+def _forged_uid_object(size: int) -> dict:
+    pod = rank0()
+    pod["metadata"]["uid"] = "u" * size
+    return pod
+
+
+NOT_FOR_KOPF = {
+    "update": review(rank0(), operation="UPDATE", oldObject=rank0()),
+    "update-with-a-1-MiB-object-uid": review(_forged_uid_object(1 << 20), operation="UPDATE"),
+    "delete": review(None, operation="DELETE", oldObject=rank0()),
+    "connect": review(rank0(), operation="CONNECT"),
+    "another-resource": review({"metadata": {"name": "c"}}, resource={"group": "", "version": "v1", "resource": "configmaps"}),
+    "another-version": review(rank0(), resource={"group": "", "version": "v2", "resource": "pods"}),
+    "a-subresource": review(rank0(), subResource="binding"),
+    "no-object": review(None),
+    "no-user": review(rank0(), userInfo=None),
+}
+
+
+@pytest.mark.parametrize("data", NOT_FOR_KOPF.values(), ids=NOT_FOR_KOPF.keys())
+async def test_a_review_that_is_no_pod_create_is_allowed_unchanged_without_kopf(data):
+    """kopf keeps a memo for every object a non-CREATE review names, for the process's life: a
+    forged review must not reach it (nor homing's handler, which would leave promises)."""
+    fn, memories = kopfs_own_function()
+    async with Served(fn) as s:
+        status, answer, _ = await s.post(orjson.dumps(data))
+    assert status == 200
+    assert answer == {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                      "response": {"uid": "req-1", "allowed": True}}
+    assert len(memories._items) == 0
+
+
+async def test_a_review_posted_to_another_path_is_allowed_unchanged_without_kopf():
+    fn, memories = kopfs_own_function()
+    async with Served(fn) as s:
+        status, answer, _ = await s.post(orjson.dumps(review(rank0())), webhook="other")
+        missing, _, _ = await s.post(b"{}", webhook="other")
+    assert status == 200 and answer["response"] == {"uid": "req-1", "allowed": True}
+    assert missing == 404
+    assert len(memories._items) == 0
+
+
+NOT_A_REVIEW = {
+    "not-json": b"{not json",
+    "a-list": b"[1, 2]",
+    "another-kind": orjson.dumps({**review(rank0()), "kind": "Pod"}),
+    "another-api-version": orjson.dumps({**review(rank0()), "apiVersion": "admission.k8s.io/v1beta1"}),
+    "no-request": orjson.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"}),
+    "a-numeric-uid": orjson.dumps(review(rank0(), uid=7)),
+    "an-8-KiB-uid": orjson.dumps(review(rank0(), uid="u" * 8192)),
+}
+
+
+@pytest.mark.parametrize("body", NOT_A_REVIEW.values(), ids=NOT_A_REVIEW.keys())
+async def test_what_is_not_an_admission_review_is_a_bad_request_and_never_reaches_kopf(body):
+    fn, memories = kopfs_own_function()
+    async with Served(fn) as s:
+        status, _, _ = await s.post(body)
+    assert status == 400
+    assert len(memories._items) == 0
+
+
+def _raises(*_: object, **__: object) -> None:
+    raise RuntimeError("a metrics or logging call failed")
+
+
+class RaisingLog:
+    def __getattr__(self, name: str):
+        return _raises
+
+
+@pytest.mark.parametrize("breaks", ["decision-histogram", "admitted-log-line"])
+async def test_a_handler_failing_outside_the_admitters_own_try_never_denies_the_pod(monkeypatch, breaks):
+    """kopf turns a handler's exception into `allowed: false`; the server turns it back: a
+    preference never denies a pod."""
+    if breaks == "decision-histogram":
+        monkeypatch.setattr(metrics.WEBHOOK_SECONDS, "observe", _raises)
+    else:
+        monkeypatch.setattr(admitter_module, "log", RaisingLog())
+    fn, _ = kopfs_own_function()
+    before = failed_open("refused")
+    async with Served(fn) as s:
+        status, answer, _ = await s.post(orjson.dumps(review(rank0())))
+    assert status == 200
+    assert answer == {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                      "response": {"uid": "req-1", "allowed": True}}
+    assert failed_open("refused") == before + 1
+
+
+@pytest.mark.parametrize("breaks", ["answers-counter", "connections-counter", "arrival-histogram"])
+async def test_the_servers_own_metrics_failing_still_admit_the_pod(monkeypatch, breaks):
+    target = {"answers-counter": (metrics.ADMISSION_ANSWERS, "labels"),
+              "connections-counter": (metrics.ADMISSION_CONNECTIONS, "inc"),
+              "arrival-histogram": (metrics.ADMISSION_SECONDS, "observe")}[breaks]
+    monkeypatch.setattr(*target, _raises)
+    fn, _ = kopfs_own_function()
+    async with Served(fn) as s:
+        status, answer, _ = await s.post(orjson.dumps(review(rank0())))
+        again, _, _ = await s.post(orjson.dumps(review(rank0())))
+    assert status == 200 and again == 200
+    assert answer["response"]["uid"] == "req-1" and answer["response"]["allowed"] is True
+
+
+@pytest.mark.parametrize("waits", [False, True], ids=["at-arrival", "after-a-wait"])
+async def test_kopfs_function_failing_and_the_servers_log_failing_too_still_admit_the_pod(monkeypatch, waits):
+    async def failing(data: dict, **_: object) -> dict:
+        if waits:
+            await asyncio.sleep(0.01)
+        raise RuntimeError("kopf failed")
+
+    monkeypatch.setattr(admission_server, "log", RaisingLog())
+    before = failed_open("kopf")
+    async with Served(failing) as s:
+        status, answer, _ = await s.post(orjson.dumps(review(rank0())))
+    assert status == 200
+    assert answer == {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                      "response": {"uid": "req-1", "allowed": True}}
+    assert failed_open("kopf") == before + 1

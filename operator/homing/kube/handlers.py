@@ -40,7 +40,7 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: object) -
     certs = certstore.Certificates(kube, config, _webhook_hosts(config))
     await certs.start()  # the certificate, loaded into certs.context
     settings.admission.server = AdmissionServer(
-        config.webhook.listen, config.webhook.port, certs.context, draining=lambda: drain.current.active
+        config.webhook.listen, config.webhook.port, certs.context, draining=lambda: drain.current.active, limits=config.webhook
     )
     sup = selfhealth.current = selfhealth.Supervisor(watch_stale_seconds=config.health.watch_stale_seconds)
     replicas = Replicas(kube, config)

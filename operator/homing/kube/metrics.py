@@ -31,6 +31,18 @@ ADMISSION_ANSWERS = Counter(
     "Reviews answered, by when: in the loop callback that read them (at-arrival), or after kopf's function waited for something (after-a-wait)",
     ["when"],
 )
+ADMISSION_FAILED_OPEN = Counter(
+    "homing_admission_failed_open_total",
+    "Reviews answered allowed and unchanged because something on their way failed: kopf's function raised (kopf), "
+    "kopf refused the pod after a handler raised (refused), homing's server raised (server)",
+    ["where"],
+)
+ADMISSION_TURNED_AWAY = Counter(
+    "homing_admission_turned_away_total",
+    "Requests and connections the webhook server dealt with without kopf's function: refused with a 4xx (bad-http, "
+    "not-a-review), allowed unchanged (not-a-pod-create), or closed (read-timeout, idle-timeout, connection-cap, connection-bytes)",
+    ["reason"],
+)
 MEMORY_RANKS = Gauge("homing_memory_ranks", "Ranks remembered")
 MEMORY_OWNERS = Gauge("homing_memory_owners", "Owners remembered")
 STORE_WRITES = Counter("homing_store_writes_total", "PlacementMemory writes")
