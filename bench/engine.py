@@ -21,7 +21,7 @@ from pathlib import Path
 
 from homing.config import Settings
 from homing.engine.placement.decide import decide
-from homing.engine.placement.displacement import Load
+from homing.engine.memory.loads import Load
 from homing.engine.identity import WorkloadIndex
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import ClusterSnapshot, Health, NodeState, OwnerRef

@@ -52,7 +52,7 @@ def test_the_admitted_log_line_names_the_bursts_victim():
     """An operator reading the logs sees which workload a burst agreed to displace (behaviour.md "Beyond the home")."""
     from structlog.testing import capture_logs
 
-    from homing.engine.placement.displacement import Load
+    from homing.engine.memory.loads import Load
     from tests.engine.test_displacement import replica
 
     settings = Settings()

@@ -66,6 +66,17 @@ def pod(
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
 
 
+def bind(p: dict, node: str) -> dict:
+    """`p` as a scheduler's binding leaves it: spec.nodeName and the PodScheduled condition
+    (what makes a pod hold its node: behaviour.md "Tenants")."""
+    p["spec"]["nodeName"] = node
+    status = p.setdefault("status", {})
+    status.setdefault("phase", "Pending")
+    status["conditions"] = [c for c in status.get("conditions") or () if c.get("type") != "PodScheduled"]
+    status["conditions"].append({"type": "PodScheduled", "status": "True"})
+    return p
+
+
 def rank(key: str) -> Rank:
     tail = key.rsplit("/", 1)[-1]
     return Rank(key=key, index=int(tail), source="test")

@@ -25,7 +25,7 @@ def _setup(ranks=None, pool=None):
     sts = owner(kind="StatefulSet", name="web")
     deploy = owner(kind="Deployment", name="infer")
     rs = owner(kind="ReplicaSet", name="infer-6b7c8d")
-    workloads.learn_replicaset(rs.uid, deploy)
+    workloads.learn_replicaset(rs.namespace, rs.uid, deploy)
     for r, node in (ranks or {}).items():
         index.record_bind(sts, r, node, (), NOW - 100)
     for node in pool or ():

@@ -8,7 +8,7 @@ from homing.config import Settings
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.placement.admitted import admitted, apply
 from homing.engine.placement.decide import Decision
-from homing.engine.placement.displacement import Burst
+from homing.engine.memory.loads import Burst
 from tests.engine.helpers import NOW, owner, pod
 
 POOL = owner(kind="ReplicaSet", name="qwen")

@@ -13,7 +13,7 @@ from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import ClusterSnapshot, Health, NodeState
 from homing.engine.identity.podview import pod_view
 
-from .helpers import NOW, owner, pod
+from .helpers import NOW, bind, owner, pod
 
 SETTINGS = Settings()
 IMAGE = "registry.example.com/ai/train:24.1"
@@ -231,7 +231,7 @@ def test_a_pod_without_home_steered_to_a_warm_node_is_reported(node, prefer, eff
     p = _ranked_pod(job)
     p["metadata"]["uid"] = "pw-0"
     p["metadata"]["annotations"]["homing.io/decision"] = '{"prefer": %s}' % str(prefer).replace("'", '"')
-    p["spec"]["nodeName"] = node
+    bind(p, node)
     effects = lifecycle.observe(index, "ADDED", pod_view(p, WorkloadIndex(), 10**6), _cluster(), NOW, lifecycle.Policy())
     assert [e for e in effects if isinstance(e, lifecycle.PlacedWarm)] == ([effect] if effect else [])
 
@@ -241,7 +241,7 @@ def test_a_pod_sent_home_that_landed_elsewhere_says_whether_the_node_was_warm():
     p = _ranked_pod(job)
     p["metadata"]["uid"] = "hw-0"
     p["metadata"]["annotations"]["homing.io/home"] = "n0"
-    p["spec"]["nodeName"] = "n4"
+    bind(p, "n4")
     effects = lifecycle.observe(index, "ADDED", pod_view(p, WorkloadIndex(), 10**6), _cluster(), NOW, lifecycle.Policy())
     placed = [e for e in effects if isinstance(e, lifecycle.Placed)]
     assert [(e.node, e.outcome.result, e.image_warm) for e in placed] == [("n4", "elsewhere", True)]

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from homing.config import Preferences, Settings
 from homing.engine.placement.decide import decide
 from homing.engine.placement.beyond_home import eviction_victims, every_victim
-from homing.engine.placement.displacement import Burst, Load, choose, free_nodes, free_slots, pod_load, victims
+from homing.engine.memory.loads import Burst, Load, pod_load
+from homing.engine.placement.displacement import choose, free_nodes, free_slots, victims
 from homing.engine.identity import WorkloadIndex
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import ClusterSnapshot, Health, NodeState
@@ -392,3 +393,45 @@ def test_the_kept_views_answer_as_a_pass_over_everything(ops):
                 assert min(view, enough) == min(free_slots(snap, index.node_used, me.npus, enough), enough)
             skip = index.is_vacant_home
             assert index.room.nodes(snap, index.node_used, me.npus, skip, 2) == free_nodes(snap, index.node_used, me.npus, skip, 2)
+
+
+# -- pulls first: a waiting gang's vacant home before a running gang's nodes ------------------------
+
+def waiting_gang_with_free_homes() -> tuple[MemoryIndex, ClusterSnapshot, object]:
+    """train-a (priority 100) was displaced and restarted: its ranks wait, its homes n0 and n1
+    are vacant and free, so they are claimed; train-b and train-c still run on n2..n5."""
+    index, snap = full_cluster()
+    gang = owner(kind="Job", name="train-a", uid="train-a")
+    for rank, node in (("0", "n0"), ("1", "n1")):
+        index.record_bind(gang, rank, node, (), NOW - 100)
+        index.occupy(f"p{node[1]}", None)
+        index.vacate(node, gang.key, NOW - 50)
+    for i in range(2):  # its new pods, pending
+        index.waiting.wait(f"a-new-{i}", Load(gang.key, 100, 8))
+    index.pods.pending[gang.key] = 2
+    index.pods.active[gang.key] = 2
+    return index, snap, gang
+
+
+def test_an_evicting_burst_takes_a_lower_priority_waiting_gangs_homes_before_displacing_a_running_gang():
+    """Issue 44's crowded day: the replicas of a burst kept off the homes of the gang they had
+    just displaced (claimed: it waits) and pointed the scheduler at a second gang, restarting it
+    whole and pulling its image on every rank. The waiting gang, of lower priority, cannot come
+    back before the burst is placed; one of its homes taken costs it at most one move, a second
+    gang displaced costs every rank of it."""
+    index, snap, gang = waiting_gang_with_free_homes()
+    deploy = owner(kind="Deployment", name="infer", uid="burst")
+    decided = [admit(index, snap, replica(deploy, i), now=NOW + i) for i in range(4)]
+    assert [d.victim for d in decided if d.victim], "the burst displaces"
+    for i, d in enumerate(x for x in decided if x.victim):
+        for home in ("n0", "n1"):
+            assert all(preferred_score(d, home) > preferred_score(d, n) for n in ("n2", "n3", "n4", "n5")), (i, d.terms)
+
+
+def test_a_waiting_gang_of_the_same_or_higher_priority_keeps_its_claim():
+    index, snap, gang = waiting_gang_with_free_homes()
+    index.waiting.wait("a-new-0", Load(gang.key, 1000, 8))
+    index.waiting.wait("a-new-1", Load(gang.key, 1000, 8))
+    d = admit(index, snap, replica(owner(kind="Deployment", name="infer", uid="burst2"), 0))
+    assert d.victim is not None
+    assert all(preferred_score(d, "n0") < preferred_score(d, n) for n in ("n2", "n3", "n4", "n5"))

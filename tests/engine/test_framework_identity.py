@@ -137,9 +137,9 @@ def test_recreated_lws_of_the_same_name_replaces_the_old_one() -> None:
 
 def test_deleted_jobset_is_forgotten() -> None:
     workloads = _index()
-    workloads.frameworks.forget_jobset(TRAIN_JOBSET.uid)
+    workloads.frameworks.forget_jobset(NS, TRAIN_JOBSET.uid)
     assert resolve_owner(fp.trainjob_pod(NS, "llama", "tjs-uid", 0, 0, "job"), workloads) is None
-    assert TRAIN_JOBSET.uid not in workloads.frameworks.trainjobs
+    assert (NS, TRAIN_JOBSET.uid) not in workloads.frameworks.trainjobs and workloads.frameworks.trainjobs
 
 
 @pytest.mark.parametrize(

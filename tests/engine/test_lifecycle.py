@@ -17,7 +17,7 @@ from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import Health
 from homing.engine.identity.podview import pod_view
 
-from .helpers import NOW, memory, owner, pod, snapshot
+from .helpers import NOW, bind, memory, owner, pod, snapshot
 
 H, U, M = Health.HEALTHY, Health.UNHEALTHY, Health.UNAVAILABLE
 HOUR, DAY = 3600.0, 86400.0
@@ -27,12 +27,14 @@ DEPLOY = owner(kind="Deployment", name="infer", uid="deploy-uid")
 
 
 def state(uid="p0", rank="0", node=None, phase="Pending", deleting=False, home=None, reason=None, ref=JOB) -> dict:
-    """A pod as a watch event carries it."""
+    """A pod as a watch event carries it; with a node, as a scheduler bound it there."""
     annotations = {"volcano.sh/task-index": rank} if rank is not None else {}
     if home:
         annotations["homing.io/home"] = home
-    p = pod(name=f"w-{uid}", controller=ref, annotations=annotations, node_name=node, uid=uid)
+    p = pod(name=f"w-{uid}", controller=ref, annotations=annotations, uid=uid)
     p["status"] = {"phase": phase}
+    if node:
+        bind(p, node)
     if reason:
         p["status"]["reason"] = reason
     if deleting:

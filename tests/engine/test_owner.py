@@ -81,8 +81,8 @@ CASES = [
 @pytest.mark.parametrize("case", CASES)
 def test_resolve_owner(case: Case):
     workloads = WorkloadIndex()
-    for rs_uid, controller in case.learned:
-        workloads.learn_replicaset(rs_uid, controller)
+    for rs_uid, controller in case.learned:  # each ReplicaSet in its controller's namespace
+        workloads.learn_replicaset(controller.namespace if controller else NS, rs_uid, controller)
     meta = {"name": "pod-x", "namespace": case.namespace}
     if case.refs is not None:
         meta["ownerReferences"] = case.refs
@@ -98,19 +98,19 @@ def test_owner_namespace_is_the_pods():
 
 def test_forgotten_replicaset_falls_back_to_name():
     workloads = WorkloadIndex()
-    workloads.learn_replicaset(RS_NEW.uid, None)
-    workloads.learn_replicaset(RS_OLD.uid, DEPLOY)
+    workloads.learn_replicaset(NS, RS_NEW.uid, None)
+    workloads.learn_replicaset(NS, RS_OLD.uid, DEPLOY)
     pod = {"metadata": {"namespace": NS, "ownerReferences": [_ownerref(RS_NEW)], "labels": {"pod-template-hash": "7c9d4f"}}}
     assert resolve_owner(pod, workloads) == RS_NEW
-    workloads.forget_replicaset(RS_NEW.uid)
+    workloads.forget_replicaset(NS, RS_NEW.uid)
     assert resolve_owner(pod, workloads) == DEPLOY
 
 
 def test_pods_of_two_rollouts_share_the_deployment_owner():
     """A rollout creates a new ReplicaSet; both versions' pods key on the Deployment's uid."""
     workloads = WorkloadIndex()
-    workloads.learn_replicaset(RS_OLD.uid, DEPLOY)
-    workloads.learn_replicaset(RS_NEW.uid, DEPLOY)
+    workloads.learn_replicaset(NS, RS_OLD.uid, DEPLOY)
+    workloads.learn_replicaset(NS, RS_NEW.uid, DEPLOY)
     old = {"metadata": {"namespace": NS, "ownerReferences": [_ownerref(RS_OLD)]}}
     new = {"metadata": {"namespace": NS, "ownerReferences": [_ownerref(RS_NEW)]}}
     assert resolve_owner(old, workloads).uid == resolve_owner(new, workloads).uid == DEPLOY.uid
@@ -120,7 +120,7 @@ def test_non_deployment_controller_of_replicaset_is_not_a_name_candidate():
     """Only Deployments are remembered by name for brand-new ReplicaSets."""
     workloads = WorkloadIndex()
     rollout = _ref("Rollout", "web", "rollout-uid", api_version="argoproj.io/v1alpha1")
-    workloads.learn_replicaset(RS_OLD.uid, rollout)
+    workloads.learn_replicaset(NS, RS_OLD.uid, rollout)
     assert workloads.deployments == {}
     pod = {"metadata": {"namespace": NS, "ownerReferences": [_ownerref(RS_NEW)], "labels": {"pod-template-hash": "7c9d4f"}}}
     assert resolve_owner(pod, workloads) == RS_NEW
@@ -165,7 +165,7 @@ def test_recreated_deployment_never_resolves_to_the_old_uid(events, expected):
     workloads = WorkloadIndex()
     for what, rs_uid, controller in events:
         if what == LEARN:
-            workloads.learn_replicaset(rs_uid, controller)
+            workloads.learn_replicaset(NS, rs_uid, controller)
         else:
-            workloads.forget_replicaset(rs_uid)
+            workloads.forget_replicaset(NS, rs_uid)
     assert resolve_owner(_pod_of(RS_RECREATED, "9a8b7c"), workloads) == expected

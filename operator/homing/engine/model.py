@@ -33,6 +33,11 @@ class OwnerRef(BaseModel):
         return f"{self.namespace}/{self.uid}"
 
 
+def key_namespace(key: str) -> str:
+    """The namespace of an owner key (OwnerRef.key, or a bare pod's "<namespace>/pod:<uid>")."""
+    return key.split("/", 1)[0]
+
+
 class Rank(BaseModel):
     """Which member of the workload a pod is. `key` is the memory key, `index` the
     number block arithmetic uses (the index part of `<spec>/<index>`)."""

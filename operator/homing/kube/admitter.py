@@ -10,6 +10,7 @@ from homing.config import Settings
 from homing.engine.placement.admitted import admitted, apply
 from homing.engine.placement.decide import Decision, decide
 from homing.engine.memory.index import MemoryIndex
+from homing.engine.memory.tenancy import seen_from
 from homing.kube import logs, metrics
 from homing.kube.cluster import ClusterState
 
@@ -52,7 +53,11 @@ class Admitter:
 
     def _decide(self, pod: dict, dryrun: bool, now: float) -> Decision:
         c = self.cluster
-        decision = decide(pod, self.index, c.workloads, c.snapshot, self.settings, now, c.podgroups, self.may_promise)
+        # The memory as the pod's namespace sees it (behaviour.md "Tenants"): other namespaces'
+        # claims, vacant homes and workloads steer it only where tenants share nodes.
+        namespace = (pod.get("metadata") or {}).get("namespace") or ""
+        seen = seen_from(self.index, namespace, self.settings.tenancy.shared_nodes)
+        decision = decide(pod, seen, c.workloads, c.snapshot, self.settings, now, c.podgroups, self.may_promise)
         left = None if dryrun else admitted(decision, pod, self.settings, now)  # a dry run leaves nothing
         if left is not None:
             apply(self.index, left)

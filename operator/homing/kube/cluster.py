@@ -62,10 +62,11 @@ class ClusterState:
     @never_raises
     def observe_replicaset(self, event: str | None, rs: dict) -> None:
         meta = rs.get("metadata") or {}
+        namespace = meta.get("namespace") or ""
         if event == "DELETED":
-            self.workloads.forget_replicaset(meta.get("uid"))
+            self.workloads.forget_replicaset(namespace, meta.get("uid"))
         elif meta.get("uid"):
-            self.workloads.learn_replicaset(meta["uid"], controller_ref(meta, meta.get("namespace") or ""))
+            self.workloads.learn_replicaset(namespace, meta["uid"], controller_ref(meta, namespace))
 
     @never_raises
     def observe_node(self, event: str | None, node: dict) -> None:

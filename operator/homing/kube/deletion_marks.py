@@ -30,7 +30,8 @@ class DeletionMarks:
         if order != self.order:
             self.order = order
             log.info("scheduler queue order", waiting=order[:50], owners=len(order))
-        wanted = marks(pods.replicas.items(), claimants_by_node(self.rt.index, now), order)
+        wanted = marks(pods.replicas.items(), claimants_by_node(self.rt.index, now), order,
+                       self.settings.tenancy.shared_nodes)
         # a patch already sent for this version of the pod: wait for the watch to show it
         return [m for m in wanted if self.sent.get(m.uid) != (pods.versions.get(m.uid, ""), m.value)]
 

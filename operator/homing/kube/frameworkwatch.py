@@ -78,4 +78,4 @@ class JobSets(_Watch):
         self.index.learn_jobset(ref, controller_ref(meta, ref.namespace))
 
     def forget(self, meta: dict) -> None:
-        self.index.forget_jobset(meta.get("uid"))
+        self.index.forget_jobset(meta.get("namespace") or "", meta.get("uid"))

@@ -10,11 +10,11 @@ from homing.config import Settings
 from homing.engine.memory import lifecycle
 from homing.engine.placement.decide import topology_of
 from homing.engine.replicas.deletion_cost import ANNOTATION as DELETION_COST, Queued, Replica, queue_order, queued
-from homing.engine.placement.displacement import pod_load
+from homing.engine.memory.loads import pod_load
 from homing.engine.identity import resolve_owner
 from homing.engine.identity.pool_group import pool_group
 from homing.engine.memory.index import MemoryIndex
-from homing.engine.identity.podview import PodView, pod_view
+from homing.engine.identity.podview import PodView, placed_node, pod_view
 from homing.engine.identity.scope import accelerator_resources
 from homing.kube import logs, metrics
 from homing.kube.cluster import ClusterState, never_raises
@@ -96,13 +96,17 @@ class PodObserver:
 
     def _occupy(self, event: str | None, uid: str, pod: dict) -> None:
         """Which node each accelerator pod of any workload sits on, and what it holds there
-        (the outcome's home-busy; behaviour.md "Beyond the home" free nodes and victims), or what it waits for."""
+        (the outcome's home-busy; behaviour.md "Beyond the home" free nodes and victims), or what it waits for.
+        A pod that names a node it does not hold (behaviour.md "Tenants") does neither: it
+        holds nothing there and no scheduler will place it."""
         status = (pod.get("status") or {}).get("phase")
-        node = (pod.get("spec") or {}).get("nodeName")
+        named = (pod.get("spec") or {}).get("nodeName")
+        node = placed_node(pod) or (named if uid in self.index.pod_node else None)  # once held, held while it lives
+        unplaced = node is None and bool(named)
         alive = event != lifecycle.DELETED and status not in ("Succeeded", "Failed")
         prefixes = tuple(self.settings.scope.resource_prefixes)
         index = self.index
-        if not (alive and accelerator_resources(pod, prefixes)):
+        if unplaced or not (alive and accelerator_resources(pod, prefixes)):
             index.occupy(uid, None)
             index.waiting.wait(uid, None)
             self.queued.pop(uid, None)

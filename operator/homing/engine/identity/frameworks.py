@@ -5,7 +5,10 @@ taught. Which lift applies is read from the labels those controllers write on th
 A cache that is live (its watch has listed once) but lacks the object leaves the pod
 untracked for that event: the next event of the pod finds it, and nothing is remembered
 under a key a group restart would throw away. A cache that is not live (CRD absent, no
-permission) stops the lift where the pod's own metadata still says who owns it."""
+permission) stops the lift where the pod's own metadata still says who owns it.
+
+Every cache is keyed and read by the pod's namespace: labels naming another namespace's
+object find nothing, as for one the watch has not delivered (behaviour.md "Identity")."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -22,6 +25,7 @@ TRAINJOB_KIND = "TrainJob"
 TRAINJOB_GROUP = "trainer.kubeflow.org"
 
 NameKey = tuple[str, str]  # (namespace, name)
+UidKey = tuple[str, str]  # (namespace, uid)
 
 
 def _group(api_version: str) -> str:
@@ -36,11 +40,11 @@ def _label(labels: dict, key: str) -> str | None:
 @dataclass(slots=True)
 class FrameworkIndex:
     """LeaderWorkerSets by name, JobSets by UID with their TrainJob (None when a JobSet
-    has no TrainJob controller), and which of the two watches is live."""
+    has no TrainJob controller), each in its namespace, and which of the two watches is live."""
 
     leaderworkersets: dict[NameKey, OwnerRef] = field(default_factory=dict)
-    jobsets: dict[str, OwnerRef] = field(default_factory=dict)
-    trainjobs: dict[str, OwnerRef | None] = field(default_factory=dict)  # JobSet uid -> its TrainJob
+    jobsets: dict[UidKey, OwnerRef] = field(default_factory=dict)
+    trainjobs: dict[UidKey, OwnerRef | None] = field(default_factory=dict)  # JobSet -> its TrainJob
     live: set[str] = field(default_factory=set)  # kinds whose watch has listed
 
     def learn_leaderworkerset(self, lws: OwnerRef) -> None:
@@ -52,14 +56,17 @@ class FrameworkIndex:
             del self.leaderworkersets[(namespace, name)]
 
     def learn_jobset(self, jobset: OwnerRef, controller: OwnerRef | None) -> None:
-        self.jobsets[jobset.uid] = jobset
-        is_trainjob = controller is not None and controller.kind == TRAINJOB_KIND
-        self.trainjobs[jobset.uid] = controller if is_trainjob and _group(controller.api_version) == TRAINJOB_GROUP else None
+        """`controller`: the JobSet's; a TrainJob of another namespace cannot control it."""
+        key = (jobset.namespace, jobset.uid)
+        self.jobsets[key] = jobset
+        is_trainjob = (controller is not None and controller.kind == TRAINJOB_KIND
+                       and _group(controller.api_version) == TRAINJOB_GROUP and controller.namespace == jobset.namespace)
+        self.trainjobs[key] = controller if is_trainjob else None
 
-    def forget_jobset(self, uid: str | None) -> None:
+    def forget_jobset(self, namespace: str, uid: str | None) -> None:
         if uid is not None:
-            self.jobsets.pop(uid, None)
-            self.trainjobs.pop(uid, None)
+            self.jobsets.pop((namespace, uid), None)
+            self.trainjobs.pop((namespace, uid), None)
 
 
 def _leaderworkerset(labels: dict, controller: OwnerRef, index: FrameworkIndex) -> OwnerRef | None:
@@ -80,10 +87,11 @@ def _jobset(labels: dict, controller: OwnerRef, index: FrameworkIndex) -> OwnerR
         return controller
     if JOBSET_KIND not in index.live:
         return OwnerRef(api_version=JOBSET_API_VERSION, kind=JOBSET_KIND, name=name, namespace=controller.namespace, uid=uid)
-    jobset = index.jobsets.get(uid)
-    if jobset is None or (jobset.namespace, jobset.name) != (controller.namespace, name):
-        return None  # not seen yet, or labels naming another namespace's or another name's JobSet
-    return index.trainjobs.get(uid) or jobset
+    key = (controller.namespace, uid)
+    jobset = index.jobsets.get(key)
+    if jobset is None or jobset.name != name:
+        return None  # not seen yet (in this namespace: another's UID finds nothing), or another name's
+    return index.trainjobs.get(key) or jobset
 
 
 def lift(labels: dict, controller: OwnerRef, index: FrameworkIndex) -> OwnerRef | None:

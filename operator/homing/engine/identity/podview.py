@@ -21,7 +21,7 @@ class PodView:
     namespace: str
     owner: OwnerRef
     rank: RankResult
-    node: str | None
+    node: str | None  # the node it holds: placed_node()
     running: bool
     ended: bool
     terminating: bool
@@ -31,6 +31,7 @@ class PodView:
     images: tuple[str, ...] = ()  # its containers' images, normalised (engine/cluster/images.py)
     prefer: tuple[str, ...] = ()  # behaviour.md "Beyond the home" preferences its decision used
     generation: int | None = None  # its workload's restart it belongs to, when its controller says (identity/generation.py)
+    unplaced: bool = False  # names a node (spec.nodeName) it does not hold: it waits for no scheduler either
 
 
 def _decided(annotations: dict, field: str) -> list:
@@ -55,9 +56,15 @@ def decided_domains(annotations: dict) -> tuple[tuple[str, str], ...]:
     return tuple((level, value) for level, value in pairs if level and value)
 
 
+def _listed(status: dict, key: str) -> list[dict]:
+    """A list field of the pod's status, its well-formed entries only."""
+    value = status.get(key)
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
 def _started(status: dict) -> bool:
-    for cs in status.get("containerStatuses") or ():
-        state = (cs or {}).get("state") or {}
+    for cs in _listed(status, "containerStatuses"):
+        state = cs.get("state") if isinstance(cs.get("state"), dict) else {}
         if cs.get("started") or "running" in state or "terminated" in state:
             return True
     return False
@@ -66,10 +73,32 @@ def _started(status: dict) -> bool:
 def _fault_reason(status: dict) -> str | None:
     if status.get("reason") in FAULT_REASONS:
         return status["reason"]
-    for cond in status.get("conditions") or ():
-        if (cond or {}).get("type") == "DisruptionTarget" and cond.get("reason") in FAULT_REASONS:
+    for cond in _listed(status, "conditions"):
+        if cond.get("type") == "DisruptionTarget" and cond.get("reason") in FAULT_REASONS:
             return cond["reason"]
     return None
+
+
+def placed_node(pod: dict) -> str | None:
+    """The node the pod holds (behaviour.md "Tenants"): its spec.nodeName once its status shows
+    a scheduler bound it there or its kubelet took it, else None.
+
+    Shown by the PodScheduled condition True (written with spec.nodeName by the API server's
+    binding, which every scheduler uses, and by the kubelet of a pod created naming its
+    node), phase Running or Succeeded, container statuses (the kubelet's), or a node-fault
+    verdict (FAULT_REASONS: the kubelet's or the node controllers', on a pod of that node; a
+    kubelet that rejects a pod rewrites its status without PodScheduled). A pod's status
+    cannot be written at its creation (the API server resets it), so a pod created naming a
+    node that does not exist, or whose kubelet never took it, shows none of these. Failed
+    alone is not enough: the pod garbage collector writes it on pods of nodes that are gone."""
+    spec = pod.get("spec") or {}
+    node = spec.get("nodeName") if isinstance(spec, dict) else None
+    if not node or not isinstance(node, str):
+        return None
+    status = pod.get("status") if isinstance(pod.get("status"), dict) else {}
+    scheduled = any(c.get("type") == "PodScheduled" and c.get("status") == "True" for c in _listed(status, "conditions"))
+    ran = status.get("phase") in ("Running", "Succeeded") or bool(_listed(status, "containerStatuses"))
+    return node if scheduled or ran or _fault_reason(status) is not None else None
 
 
 def pod_view(pod: dict, workloads: WorkloadIndex, max_rank_part: int) -> PodView | None:
@@ -80,13 +109,14 @@ def pod_view(pod: dict, workloads: WorkloadIndex, max_rank_part: int) -> PodView
         return None
     status = pod.get("status") or {}
     phase = status.get("phase")
+    node = placed_node(pod)
     return PodView(
         uid=meta["uid"],
         name=meta.get("name") or "",
         namespace=meta.get("namespace") or "",
         owner=owner,
         rank=resolve_rank(pod, owner.kind, max_rank_part),
-        node=(pod.get("spec") or {}).get("nodeName") or None,
+        node=node,
         running=phase == "Running" or _started(status),
         ended=phase in ("Succeeded", "Failed"),
         terminating=bool(meta.get("deletionTimestamp")),
@@ -96,4 +126,5 @@ def pod_view(pod: dict, workloads: WorkloadIndex, max_rank_part: int) -> PodView
         images=pod_images(pod),
         prefer=decided_prefer(meta.get("annotations") or {}),
         generation=pod_generation(pod).value,
+        unplaced=node is None and bool((pod.get("spec") or {}).get("nodeName")),
     )

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from homing.engine.placement.displacement import BURST_SECONDS, Burst, Load
+from homing.engine.memory.loads import BURST_SECONDS, Burst, Load
 from homing.engine.memory import changes
 from homing.engine.memory.entries import OwnerMemory, Topology
 from homing.engine.memory.live import LivePod, LivePods
@@ -29,7 +29,7 @@ class MemoryIndex:
     pods: LivePods = field(default_factory=LivePods)  # the live pods of tracked owners
     occupancy: Occupancy = field(default_factory=Occupancy)  # what accelerator pods hold on which node
     promised: Promises = field(default_factory=Promises)  # homes promised to pending rankless pods
-    vacancies: Vacancies = field(default_factory=Vacancies)  # homes no pod of their owner holds
+    vacancies: Vacancies = field(default_factory=Vacancies)  # homes no pod of their owner holds (in a view: its namespace's)
     images: ImageRuns = field(default_factory=ImageRuns)  # where each image last ran, per namespace
     bursts: dict[str, Burst] = field(default_factory=dict)  # owner key -> its latest admission burst
     waiting: Waiting = field(default_factory=Waiting)  # accelerator pods not bound yet, any workload
@@ -38,6 +38,7 @@ class MemoryIndex:
     rank_count: int = 0
     max_ranks_per_owner: int = 8192  # keeps one owner's memory bounded
     _topologies: dict[Topology, Topology] = field(default_factory=dict)
+    tenant: str | None = None  # the namespace a view is seen from (memory/tenancy.py); None: the whole index
 
     # -- owners ---------------------------------------------------------------
     def owner(self, key: str) -> OwnerMemory | None:
@@ -154,7 +155,7 @@ class MemoryIndex:
         return bool(self.pods.by_owner.get(key))
 
     def active(self, key: str) -> bool:
-        """Some pod of the owner exists and has neither ended nor begun terminating."""
+        """Some pod of the owner exists and has not ended, begun terminating or named a node it does not hold."""
         return self.pods.active.get(key, 0) > 0
 
     def pending_count(self, key: str) -> int:

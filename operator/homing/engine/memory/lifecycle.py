@@ -2,8 +2,10 @@
 cluster snapshot, now) in; changes to the index and the effects to report out.
 
 What counts as what:
-- a *bind* is a tracked pod seen with spec.nodeName, not ending; the rank's home moves
-  there, a rankless pod's node joins the pool (only a new bind refreshes it);
+- a *bind* is a tracked pod seen holding its node (a scheduler bound it there or it ran
+  there: podview.placed_node), not ending; the rank's home moves there, a rankless pod's
+  node joins the pool (only a new bind refreshes it). A pod that names a node it never
+  held is live but holds nothing, waits for no scheduler and keeps no owner active;
 - *warm* is a container started on that node;
 - an *end* is judged once, at the first event that shows the pod ended (Succeeded,
   Failed, or deletion started) or at its deletion if no earlier event showed it: a fault
@@ -17,7 +19,7 @@ What counts as what:
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from homing.engine.memory.index import LivePod, MemoryIndex
 from homing.engine.model import ClusterSnapshot, Health
@@ -84,6 +86,10 @@ def observe(
 ) -> list[Effect]:
     """One watch event (or listed object, event None) of a tracked pod."""
     before = index.live.get(view.uid)
+    if view.unplaced and before is not None and before.node is not None:
+        # A pod keeps the node it held (spec.nodeName never changes) though its status may
+        # stop showing it: a kubelet that rejects a bound pod rewrites its status bare.
+        view = replace(view, node=before.node, unplaced=False)
     key = view.owner.key
     rank = view.rank.rank.key if view.rank.rank else None
     effects: list[Effect] = []
@@ -102,10 +108,10 @@ def observe(
     ending = view.ended or view.terminating
     judged = before is not None and before.judged
     index.pod_seen(view.uid, LivePod(key, rank, view.node, view.terminating, judged, view.running, view.ended,
-                                              view.generation))
+                                              view.generation, view.unplaced))
     index.touch(key, now, policy.durable_seen_every)
     if rank is None and view.home:
-        if view.node:
+        if view.node or view.unplaced:  # not pending: only a scheduler would take the promise up
             index.promised.release(key, view.home, view.uid)
         elif not ending:
             index.promised.claim(key, view.home, view.uid, now)

@@ -1,6 +1,7 @@
 """The live pods of tracked owners, and per owner how many are active (neither ended
 nor terminating) and pending (not bound): claimed homes read the counts on every
-admission, so they are kept as pods come and go."""
+admission, so they are kept as pods come and go. A pod that names a node it does not hold
+(behaviour.md "Tenants") is neither: nothing will place it, so nobody waits for it."""
 from __future__ import annotations
 
 from collections import Counter
@@ -17,10 +18,15 @@ class LivePod:
     running: bool = False  # a container started: its images are on the node
     ended: bool = False  # Succeeded or Failed: its owner no longer waits for it
     generation: int | None = None  # its workload's restart (engine/identity/generation.py); None: unknown
+    unplaced: bool = False  # names a node no scheduler bound it to, and never ran there
 
     @property
     def pending(self) -> bool:
-        return self.node is None and not self.terminating and not self.ended
+        return self.node is None and not self.unplaced and not self.terminating and not self.ended
+
+    @property
+    def active(self) -> bool:
+        return not (self.ended or self.terminating or self.unplaced)
 
 
 @dataclass(slots=True)
@@ -42,7 +48,7 @@ class LivePods:
         self.by_owner.setdefault(pod.owner_key, set()).add(pod_uid)
 
     def _count(self, pod: LivePod, step: int) -> None:
-        for counts, counted in ((self.active, not (pod.ended or pod.terminating)), (self.pending, pod.pending)):
+        for counts, counted in ((self.active, pod.active), (self.pending, pod.pending)):
             if counted:
                 counts[pod.owner_key] += step
                 if counts[pod.owner_key] <= 0:

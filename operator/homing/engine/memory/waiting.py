@@ -8,7 +8,7 @@ from collections import Counter, deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from homing.engine.placement.displacement import Load
+from homing.engine.memory.loads import Load
 
 INFLIGHT_SECONDS = 5.0  # an admitted pod the watch has not shown by then was never created
 
@@ -18,6 +18,7 @@ class Waiting:
     pending: dict[str, Load] = field(default_factory=dict)  # pod uid -> what the unbound pod asks for
     sizes: dict[int, Counter[int]] = field(default_factory=dict)  # priority -> npus -> pending pods
     inflight: dict[str, deque[tuple[float, Load]]] = field(default_factory=dict)  # owner key -> admitted, unseen
+    owners: dict[str, Counter[int]] = field(default_factory=dict)  # owner key -> its pending pods' priorities
 
     def admitted(self, load: Load, now: float) -> None:
         if load.npus > 0:
@@ -41,12 +42,23 @@ class Waiting:
             self._count(load, 1)
 
     def _count(self, load: Load, by: int) -> None:
+        mine = self.owners.setdefault(load.owner_key, Counter())
+        mine[load.priority] += by
+        if mine[load.priority] <= 0:
+            del mine[load.priority]
+        if not mine:
+            del self.owners[load.owner_key]
         sizes = self.sizes.setdefault(load.priority, Counter())
         sizes[load.npus] += by
         if sizes[load.npus] <= 0:
             del sizes[load.npus]
         if not sizes:
             del self.sizes[load.priority]
+
+    def priority(self, owner_key: str) -> int | None:
+        """The highest priority among the owner's pending accelerator pods; None: none pending."""
+        mine = self.owners.get(owner_key)
+        return max(mine) if mine else None
 
     def ahead(self, priority: int, npus: int, now: float) -> int:
         """How many pods of `npus` the pods ahead of one of `priority` fill: pending or in

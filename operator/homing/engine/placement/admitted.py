@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from homing.config import Settings
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.placement.decide import Decision
-from homing.engine.placement.displacement import Burst, Load, pod_load
+from homing.engine.memory.loads import Burst, Load, pod_load
 
 
 @dataclass(frozen=True, slots=True)

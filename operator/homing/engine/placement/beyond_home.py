@@ -6,10 +6,11 @@ from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import islice
 
-from homing.engine.placement.displacement import Burst, Load, choose, victim_on, victims
+from homing.engine.memory.loads import Burst, Load
+from homing.engine.placement.displacement import choose, victim_on, victims
 from homing.engine.cluster.images import holding_all
 from homing.engine.memory.index import MemoryIndex
-from homing.engine.model import ClusterSnapshot, Health
+from homing.engine.model import ClusterSnapshot, Health, key_namespace
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,7 +20,7 @@ class BeyondHome:
     warm: tuple[str, ...] = ()  # healthy nodes holding the pod's images, none claimed, most relevant first
     vacant: tuple[str, ...] = ()  # other owners' (and siblings') vacant homes, most recent first
     displace: tuple[str, ...] = ()  # when nothing is free: the one victim workload's nodes
-    free: tuple[str, ...] = ()  # beside `displace`: nodes with room now, nobody's vacant home
+    free: tuple[str, ...] = ()  # beside `displace`: homes of owners waiting at a lower priority, then nodes with room now, nobody's vacant home
     claimed: tuple[str, ...] = ()  # vacant homes others are expected back on (engine/placement/claimed.py)
     keep_off: bool = True  # the claimed preference is on: the claimed term also lists fault nodes
     victim: str | None = None
@@ -79,7 +80,7 @@ def eviction_victims(me: Load, index: MemoryIndex, snapshot: ClusterSnapshot) ->
         return victim_on(snapshot.nodes.get(node), index.node_used.get(node, 0), index.loads_on(node),
                          me.priority, me.npus)
 
-    found = index.eviction.victims(me.priority, me.npus, snapshot, index.occupants, victim_of)
+    found = _tenants(index.eviction.victims(me.priority, me.npus, snapshot, index.occupants, victim_of), index.tenant)
     return Victims(found, {v: min(index.owner_priorities[v]) for v in found})
 
 
@@ -90,8 +91,14 @@ def every_victim(me: Load, index: MemoryIndex, snapshot: ClusterSnapshot) -> Vic
     for node_loads in loads.values():
         for ld in node_loads:
             priorities[ld.owner_key] = min(priorities.get(ld.owner_key, ld.priority), ld.priority)
-    found = victims(snapshot, loads, index.node_used, me.priority, me.npus)
+    found = _tenants(victims(snapshot, loads, index.node_used, me.priority, me.npus), index.tenant)
     return Victims(found, {v: priorities[v] for v in found})
+
+
+def _tenants(found: Mapping[str, Collection[str]], tenant: str | None) -> Mapping[str, Collection[str]]:
+    """The victims of the namespace the index is seen from (behaviour.md "Tenants"); all
+    when seen whole. A new mapping: the eviction view's own is live."""
+    return found if tenant is None else {v: nodes for v, nodes in found.items() if key_namespace(v) == tenant}
 
 
 def displacement(me: Load, index: MemoryIndex, found: Victims, now: float,

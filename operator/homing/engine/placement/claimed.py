@@ -62,6 +62,24 @@ def claims(index: MemoryIndex, now: float) -> Iterator[tuple[str, str]]:
                     yield node, key
 
 
+def yielded_claims(index: MemoryIndex, owner_key: str, priority: int, now: float, limit: int) -> tuple[str, ...]:
+    """Other owners' claimed homes that a pod of `priority` takes before it displaces anyone
+    (behaviour.md "Claimed homes", pulls first): the homes of owners whose pods wait at a lower
+    priority. Its scheduler places it before them, so they cannot come back first; a home of
+    theirs taken costs them at most one move, a running workload displaced costs every pod of
+    it a restart and a pull. At most `limit` + 1, most recently vacated first."""
+    out: dict[str, None] = {}
+    for node, key in claims(index, now):
+        if key == owner_key:
+            continue
+        waits_at = index.waiting.priority(key)
+        if waits_at is not None and waits_at < priority:
+            out[node] = None
+            if len(out) > limit:
+                break
+    return tuple(out)
+
+
 def others_claims(index: MemoryIndex, skip_owner: str, now: float) -> Iterator[str]:
     return (node for node, key in claims(index, now) if key != skip_owner)
 

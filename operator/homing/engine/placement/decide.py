@@ -14,10 +14,10 @@ from homing.config import Settings
 from homing.engine.placement.beyond_home import (
     BeyondHome, displacement, eviction_victims, free_room, nothing_free, vacant_homes, warm_nodes,
 )
-from homing.engine.placement.claimed import claimed_homes
+from homing.engine.placement.claimed import claimed_homes, yielded_claims
 from homing.engine.identity.generation import pod_generation
 from homing.engine.memory.siblings import sibling_homes
-from homing.engine.placement.displacement import pod_load
+from homing.engine.memory.loads import pod_load
 from homing.engine.identity import WorkloadIndex, resolve_owner, resolve_rank
 from homing.engine.identity.pool_group import pool_group
 from homing.engine.cluster.images import pod_images
@@ -129,14 +129,19 @@ def beyond_home(
     # When the scheduler will evict with no victim named, "not a vacant home" would point
     # it at nodes whose owners are running there: the opposite of displacing few.
     keep_clear = p.vacant_homes and (victim is not None or not (evicting and can_evict))
+    # Pulls first: before a running workload, the homes of owners waiting at a lower priority.
+    yielded = yielded_claims(index, owner_key, me.priority, now, limit) if victim is not None and p.claimed_homes else ()
+    if yielded:
+        claimed = tuple(n for n in claimed if n not in yielded)
+    vacant = vacant_homes(index, owner_key if rankless else None, limit) if keep_clear else ()
     return BeyondHome(
         warm=warm_nodes(pod_images(pod), snapshot, index, limit, namespace, claimed,
                         reported=not p.image_warm_namespace_only) if p.image_warm else (),
         claimed=claimed,
         keep_off=p.claimed_homes,
-        vacant=vacant_homes(index, owner_key if rankless else None, limit) if keep_clear else (),
+        vacant=tuple(n for n in vacant if n not in yielded),
         displace=displace,
-        free=free_room(me, snapshot, index, limit) if displace and p.free_room else (),
+        free=(*yielded, *free_room(me, snapshot, index, limit)) if displace and p.free_room else (),
         victim=victim,
         burst=burst,
     )

@@ -11,13 +11,18 @@ scheduler's own order, the idle nodes are the next gang's homes when it is place
 
 homing's marks are one band of values near the int32 floor: a pod carrying any other cost
 carries its user's, which homing never writes over nor removes; after a restart the marks
-are still recognised."""
+are still recognised.
+
+Only a claim of the replica's own namespace marks it, unless tenants share nodes
+(behaviour.md "Tenants"): which of a tenant's replicas a scale-in removes is not another
+tenant's to decide."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
+from homing.engine.model import key_namespace
 from homing.engine.placement.job_kinds.facts import group_name
 
 ANNOTATION = "controller.kubernetes.io/pod-deletion-cost"
@@ -145,12 +150,20 @@ def _spread(ranked: list[str]) -> dict[str, str]:
             for i, o in enumerate(ranked)}
 
 
-def current_marks(replicas: Iterable[tuple[str, Replica]], claimants: Mapping[str, set[str]]) -> dict[str, int]:
+def waiting_for(r: Replica, claimants: Mapping[str, set[str]], shared: bool = False) -> set[str]:
+    """The owners other than the replica's own that wait for its node: of its namespace
+    only, unless tenants share nodes (`shared`)."""
+    waiting = set(claimants.get(r.node, ())) - {r.owner_key}
+    return waiting if shared else {o for o in waiting if key_namespace(o) == r.namespace}
+
+
+def current_marks(replicas: Iterable[tuple[str, Replica]], claimants: Mapping[str, set[str]],
+                  shared: bool = False) -> dict[str, int]:
     """The mark each waiting owner carries now: the commonest homing mark on replicas bound
     to homes only that owner waits for."""
     seen: dict[str, dict[int, int]] = {}
     for _, r in replicas:
-        waiting = claimants.get(r.node, set()) - {r.owner_key}
+        waiting = waiting_for(r, claimants, shared)
         if len(waiting) == 1 and is_mark(r.cost):
             counts = seen.setdefault(next(iter(waiting)), {})
             counts[int(r.cost)] = counts.get(int(r.cost), 0) + 1  # type: ignore[arg-type]
@@ -158,14 +171,15 @@ def current_marks(replicas: Iterable[tuple[str, Replica]], claimants: Mapping[st
 
 
 def marks(replicas: Iterable[tuple[str, Replica]], claimants: Mapping[str, set[str]],
-          order: list[str] | None = None) -> list[Mark]:
+          order: list[str] | None = None, shared: bool = False) -> list[Mark]:
     """The changes that bring the marks in line with the claims: set on a replica whose node
     another owner claims (the first of them in `order` decides its value), removed from one
-    whose node nobody else claims any more."""
+    whose node nobody else claims any more. `shared`: tenants share nodes, and another
+    namespace's claim counts (config.Tenancy)."""
     replicas = list(replicas)
-    waiting_on = {uid: set(claimants.get(r.node, set())) - {r.owner_key} for uid, r in replicas}
+    waiting_on = {uid: waiting_for(r, claimants, shared) for uid, r in replicas}
     values = mark_values(set().union(*waiting_on.values()) if waiting_on else set(), order or [],
-                         current_marks(replicas, claimants))
+                         current_marks(replicas, claimants, shared))
     out: list[Mark] = []
     for uid, r in replicas:
         waiting = waiting_on[uid]

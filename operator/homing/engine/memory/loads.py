@@ -1,0 +1,37 @@
+"""What an accelerator pod holds on its node, and one owner's burst of admissions: facts the
+memory keeps per pod and per owner, which the placement rules read (displace few, free room)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from homing.engine.identity.accelerators import accelerator_request
+
+BURST_SECONDS = 10.0  # admissions of one owner this close together are one burst
+
+
+@dataclass(frozen=True, slots=True)
+class Load:
+    """What one accelerator pod holds on its node."""
+
+    owner_key: str
+    priority: int
+    npus: int
+
+
+@dataclass(slots=True)
+class Burst:
+    """One owner's admissions in quick succession and the victim they agreed on."""
+
+    last: float
+    count: int = 0
+    victim: str | None = None
+    used: set[str] = field(default_factory=set)  # victims whose nodes the burst has used up
+    sent: int = 0  # pods of this burst sent to the current victim
+
+
+def pod_load(pod: dict, owner_key: str, prefixes: tuple[str, ...]) -> Load:
+    """A pod's priority (set by the Priority admission plugin before webhooks) and the
+    accelerators it requests; unreadable amounts count as none."""
+    priority = (pod.get("spec") or {}).get("priority")
+    npus = accelerator_request(pod, prefixes).count
+    return Load(owner_key, priority if isinstance(priority, int) and not isinstance(priority, bool) else 0, npus)
