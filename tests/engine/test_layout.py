@@ -1,5 +1,7 @@
-"""The layout the code keeps: no module of homing imports another in a cycle, no file under
-operator/ passes 250 lines, and the README's repository map names every package."""
+"""The layout the code keeps: no module of homing imports another in a cycle, the engine
+imports nothing of the adapters and its lower layers nothing of placement (the import
+contract: a file holds one concept however long, and the layers keep the engine pure), and
+the README's repository map names every package."""
 from __future__ import annotations
 
 import ast
@@ -7,7 +9,16 @@ from pathlib import Path
 
 OPERATOR = Path(__file__).resolve().parents[2] / "operator"
 README = Path(__file__).resolve().parents[2] / "README.md"
-MAX_LINES = 250
+# The import contract, (importer prefix, prefixes it may not import): the engine is plain data in,
+# plain data out (settings are plain data); what it remembers, who a pod is and what the cluster
+# holds are read by placement, never the other way round.
+ADAPTERS = ("homing.kube", "homing.cli", "homing.tools", "homing.explain", "homing.placementmemory", "homing.__main__")
+CONTRACT = (
+    ("homing.engine", ADAPTERS),
+    ("homing.engine.memory", ("homing.engine.placement", "homing.engine.replicas")),
+    ("homing.engine.identity", ("homing.engine.placement", "homing.engine.replicas", "homing.engine.memory")),
+    ("homing.engine.cluster", ("homing.engine.placement", "homing.engine.replicas", "homing.engine.memory")),
+)
 
 
 def modules(root: Path = OPERATOR) -> dict[str, Path]:
@@ -92,9 +103,25 @@ def test_the_cycle_check_can_fail():
     assert cycles({"a": {"b"}, "b": set()}) == []
 
 
-def test_no_file_under_operator_passes_the_line_bound():
-    long = {str(p.relative_to(OPERATOR)): n for p in modules().values() if (n := len(p.read_text().splitlines())) > MAX_LINES}
-    assert long == {}
+def broken_contract(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """(importer, imported) pairs the contract forbids."""
+    def within(name: str, prefix: str) -> bool:
+        return name == prefix or name.startswith(prefix + ".")
+
+    return sorted((importer, dep) for importer, deps in graph.items() for dep in deps
+                  for layer, forbidden in CONTRACT if within(importer, layer) and any(within(dep, f) for f in forbidden))
+
+
+def test_the_engine_keeps_the_import_contract():
+    assert broken_contract(import_graph(modules())) == []
+
+
+def test_the_contract_check_can_fail():
+    graph = {"homing.engine.memory.index": {"homing.engine.placement.displacement"},
+             "homing.engine.placement.decide": {"homing.kube.client", "homing.engine.memory.index"},
+             "homing.kube.pods": {"homing.engine.placement.decide"}}
+    assert broken_contract(graph) == [("homing.engine.memory.index", "homing.engine.placement.displacement"),
+                                      ("homing.engine.placement.decide", "homing.kube.client")]
 
 
 def test_the_readme_map_names_every_package():

@@ -145,3 +145,56 @@ def test_terms_with_no_values_are_never_patched_in(terms, kept):
     patched = jsonpatch.apply_patch(original, affinity_patch(original, terms, ANNOTATIONS))
     assert (_get(patched, PREFERRED_PATH) or []) == [t.as_k8s() for t in kept]
     assert patched["metadata"]["annotations"] == ANNOTATIONS
+
+
+# -- one term per node set ------------------------------------------------------------------
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+from homing.engine.placement.rules.term import MAX_TERM_WEIGHT  # noqa: E402
+
+
+def _patched_terms(terms: list[Term]) -> list[dict]:
+    ops = affinity_patch(pod(), terms, {})
+    return ops[0]["value"]["nodeAffinity"][PREFERRED] if ops else []
+
+
+def _score(k8s_terms: list[dict], labels: dict[str, str]) -> int:
+    """Kubernetes' sum of the matched preferred terms' weights on a node with `labels`."""
+    total = 0
+    for t in k8s_terms:
+        (e,) = t["preference"]["matchExpressions"]
+        present = labels.get(e["key"])
+        hit = present in e["values"] if e["operator"] == "In" else present is None or present not in e["values"]
+        total += t["weight"] if hit else 0
+    return total
+
+
+def test_a_master_whose_home_is_cordoned_gets_one_term_for_its_home_not_three():
+    """The home is a vacant home to keep clear of (5), a fault to avoid (100) and a claimed
+    home (the claimed weight's second term, 60): one node set, so one term — two here, as a
+    term's weight stops at 100."""
+    home = ("n0",)
+    terms = [Term(role=role, weight=w, key=HOSTNAME, operator=Operator.NOT_IN, values=home)
+             for role, w in (("keep-clear", 5), ("avoid", 100), ("claimed", 100), ("claimed", 60))]
+    out = _patched_terms(terms)
+    assert [t["weight"] for t in out] == [100, 100, 65]
+    assert all(t["preference"]["matchExpressions"][0]["values"] == ["n0"] for t in out)
+
+
+TERM = st.builds(
+    Term, role=st.sampled_from(["home", "keep-clear", "claimed", "image-warm"]), weight=st.integers(1, MAX_TERM_WEIGHT),
+    key=st.sampled_from([HOSTNAME, "rack"]), operator=st.sampled_from([Operator.IN, Operator.NOT_IN]),
+    values=st.lists(st.sampled_from(["n0", "n1", "n2"]), min_size=1, max_size=3, unique=True).map(lambda v: tuple(sorted(v))))
+
+
+@given(st.lists(TERM, max_size=8), st.fixed_dictionaries({HOSTNAME: st.sampled_from(["n0", "n1", "n2", "n3"]),
+                                                         "rack": st.sampled_from(["n0", "n1", "r9"])}))
+def test_merging_a_node_sets_terms_changes_no_nodes_score(terms, labels):
+    out = _patched_terms(terms)
+    assert _score(out, labels) == sum(t.weight for t in terms if t.matches(labels))
+    sets = [(t["preference"]["matchExpressions"][0]["key"], t["preference"]["matchExpressions"][0]["operator"],
+             tuple(t["preference"]["matchExpressions"][0]["values"])) for t in out]
+    for s in set(sets):  # one term per node set, but for the cap: every one but the last at 100
+        weights = [t["weight"] for t, k in zip(out, sets) if k == s]
+        assert all(w == MAX_TERM_WEIGHT for w in weights[:-1]) and 0 < weights[-1] <= MAX_TERM_WEIGHT

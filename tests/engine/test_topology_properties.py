@@ -379,8 +379,11 @@ def run(case: Case, shuffle: int | None = None) -> tuple[dict, Decision]:
 def scores(case: Case, p: dict, d: Decision) -> dict[str, int]:
     patched = jsonpatch.apply_patch(p, d.patch(p))
     preferred = (((patched["spec"].get("affinity") or {}).get("nodeAffinity") or {}).get(PREFERRED)) or []
-    assert len(preferred) == len(d.terms)
-    return normalise(raw_scores(preferred, case.cluster.labels))
+    # the patch carries one term per node set (rules/term.py): every node's sum is the decision's terms'
+    raw = raw_scores(preferred, case.cluster.labels)
+    assert raw == raw_scores([t.as_k8s() for t in d.terms], case.cluster.labels)
+    assert len(preferred) <= len(d.terms)
+    return normalise(raw)
 
 
 def expected_domains(case: Case) -> list[tuple[int, str, str, bool]]:

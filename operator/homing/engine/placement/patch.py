@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from homing.engine.model import Term
-from homing.engine.placement.rules.term import kept
+from homing.engine.placement.rules.term import kept, one_term_per_node_set
 
 PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 
@@ -15,7 +15,8 @@ def _escape(key: str) -> str:
 def affinity_patch(pod: dict, terms: list[Term], annotations: dict[str, str]) -> list[dict]:
     ops: list[dict] = []
     spec = pod.get("spec") or {}
-    terms = kept(terms)  # the last line of defence: the API server refuses a pod with `In []`
+    # kept: the last line of defence (the API server refuses a pod with `In []`)
+    terms = one_term_per_node_set(kept(terms))
     if terms:
         values = [t.as_k8s() for t in terms]
         affinity = spec.get("affinity")

@@ -13,12 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from homing.engine.placement.rules.term import MAX_TERM_WEIGHT
 from homing.engine.placement.scheduler_scores import MAX_NODE_SCORE, points_to_win
 
 if TYPE_CHECKING:
     from homing.config import Weights
-
-MAX_TERM_WEIGHT = 100  # Kubernetes caps a preferred term's weight
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,7 @@ ranks below every other node; Kubernetes caps a term at 100, so two terms carry 
 from __future__ import annotations
 
 from homing.engine.model import Operator, Term
-from homing.engine.placement.rules.term import kept, term
-
-MAX_TERM_WEIGHT = 100
+from homing.engine.placement.rules.term import MAX_TERM_WEIGHT, kept, term
 
 
 def claimed_terms(nodes: tuple[str, ...], weight: int, hostname_key: str) -> list[Term]:

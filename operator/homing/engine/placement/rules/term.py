@@ -6,6 +6,8 @@ from collections.abc import Iterable
 
 from homing.engine.model import Operator, Term
 
+MAX_TERM_WEIGHT = 100  # Kubernetes refuses a preferred term of a higher weight
+
 
 def term(role: str, weight: int, key: str, operator: Operator, values: tuple[str, ...]) -> Term | None:
     """A weighted term, or None when `values` is empty."""
@@ -17,3 +19,21 @@ def term(role: str, weight: int, key: str, operator: Operator, values: tuple[str
 def kept(terms: Iterable[Term | None]) -> list[Term]:
     """The terms worth emitting, in order: built ones with at least one value."""
     return [t for t in terms if t is not None and t.values]
+
+
+def one_term_per_node_set(terms: Iterable[Term]) -> list[Term]:
+    """The terms with the same node set (key, operator, values) as one term of their summed
+    weight, in the order each set first came; past the cap, as few terms as carry it (all but
+    the last at the cap). Kubernetes adds the weights of every term a node matches, so no
+    node's score changes; the pod carries one term per set, not one per rule that named it
+    (a cordoned home is a vacant home, a fault and a claimed home at once)."""
+    merged: dict[tuple, tuple[list[str], int]] = {}
+    for t in terms:
+        roles, weight = merged.get((t.key, t.operator, t.values), ([], 0))
+        merged[(t.key, t.operator, t.values)] = ([*roles, t.role] if t.role not in roles else roles, weight + t.weight)
+    out = []
+    for (key, operator, values), (roles, weight) in merged.items():
+        full, rest = divmod(weight, MAX_TERM_WEIGHT)
+        for part in [MAX_TERM_WEIGHT] * full + ([rest] if rest else []):
+            out.append(Term(role="+".join(roles), weight=part, key=key, operator=operator, values=values))
+    return out
