@@ -44,12 +44,40 @@ from homing_e2e.tidal import NODES_PER_SUPERPOD, NS, TidalCluster, dump  # noqa:
 
 RESULTS = Path(__file__).resolve().parent / "results"
 IMAGES = {"train-a:30g": 30.0, "train-b:25g": 25.0, "train-c:40g": 40.0, "serve:15g": 15.0}
+# The crowded days' images: three training images several gangs share, or one per gang, and two
+# inference services; the sizes a user's cluster mixes (one per gang overflows the 120 GB disks).
+CROWDED_IMAGES = {"train-a:32g": 32.0, "train-b:22g": 22.0, "train-c:28g": 28.0, "train-d:18g": 18.0,
+                  "train-e:26g": 26.0, "train-f:24g": 24.0, "serve-a:16g": 16.0, "serve-b:9g": 9.0}
 BANDWIDTH_GBPS = MODEL_BANDWIDTH_GBPS
 VARIANTS = ("volcano", "volcano+imagelocality", "volcano+gangpreempt", "volcano+homing", "volcano+gangpreempt+homing")
 LARGE_VARIANTS = ("volcano", "volcano+gangpreempt", "volcano+homing", "volcano+gangpreempt+homing")
 WITHOUT_HOMING = ("volcano", "volcano+imagelocality", "volcano+gangpreempt")
 KUBE_VARIANTS = ("kube-scheduler", "kube-scheduler+homing")  # its default profile holds ImageLocality already
 STEPS = ("dawn", "morning wave 1", "morning wave 2", "night", "faults", "recovery", "next morning", "next night")  # the day's order
+
+
+@dataclass(frozen=True)
+class Service:
+    """An inference Deployment of the tide, and its share of the tide's replicas."""
+
+    name: str
+    image: str
+    share: int = 1
+
+
+SERVE = (Service("qwen", "serve:15g"),)
+TWO_SERVICES = (Service("qwen", "serve-a:16g", 2), Service("bert", "serve-b:9g", 1))
+
+
+def split(replicas: int, services: tuple[Service, ...]) -> dict[str, int]:
+    """The tide's replicas shared out by the services' shares (largest remainders first), each
+    service keeping one at least."""
+    total = sum(s.share for s in services)
+    exact = {s.name: max(1, replicas * s.share / total) for s in services}
+    out = {name: int(x) for name, x in exact.items()}
+    for name in sorted(exact, key=lambda n: out[n] - exact[n])[: max(0, replicas - sum(out.values()))]:
+        out[name] += 1
+    return out
 
 
 @dataclass(frozen=True)
@@ -71,7 +99,17 @@ class Day:
     # of a pod's startTime, and breaks a tie at random: jobs started in the same second make a
     # replica preempt a second gang while the first one's pods are still going.
     start_gap_s: float = 0.0
+    services: tuple[Service, ...] = SERVE
+    # The second morning wave adds this share of the nodes to the tide's base: 1/2 displaces
+    # half the training; the crowded days' 5/12 needs 14 more nodes than are free at 48.
+    peak: float = 0.5
+    images: tuple[tuple[str, float], ...] = tuple(IMAGES.items())
 
+
+CROWDED_VARIANTS = ("volcano", "volcano+homing", "volcano+gangpreempt", "volcano+gangpreempt+homing")
+CROWDED = dict(services=TWO_SERVICES, peak=5 / 12, images=tuple(CROWDED_IMAGES.items()), stepped_nights=False)
+SHARED_TRAINS = (("train-a:32g", None), ("train-b:22g", None), ("train-c:28g", None))
+SOLO_TRAINS = tuple((image, None) for image in CROWDED_IMAGES if image.startswith("train-"))
 
 DAYS = {
     "tidal": Day("preempt", 16, (("train-a:30g", 64), ("train-b:25g", None), ("train-c:40g", None)),
@@ -81,6 +119,18 @@ DAYS = {
     "kube-gangs": Day("all", 16, (("train-a:30g", None), ("train-b:25g", None), ("train-c:40g", None)),
                       "kube-scheduler 1.37's own gangs: 16-rank Indexed Jobs in PodGroups evicted whole, three images",
                       KUBE_VARIANTS, KUBE_VARIANTS, stepped_nights=False, start_gap_s=1.5),
+    # Issue 44's crowded cluster: 6-rank gangs on 3/4 of the nodes, two inference services whose
+    # morning peak needs 14 more nodes than are free at 48 (inference reclaims about half the
+    # training), the nights scaled in at once as an HPA without a scale-down policy does
+    # (`-stepped-scale-in` for the steps).
+    "crowded": Day("reclaim", 6, SHARED_TRAINS,
+                   "crowded reclaim tide (two queues), 6-rank gangs over three shared images, two inference services, peak over the free room",
+                   CROWDED_VARIANTS, CROWDED_VARIANTS, **CROWDED),
+    "crowded-solo": Day("reclaim", 6, SOLO_TRAINS,
+                        "the crowded day with one image per gang (six, overflowing the node's disk)",
+                        CROWDED_VARIANTS, CROWDED_VARIANTS, **CROWDED),
+    "crowded-kube": Day("all", 6, SHARED_TRAINS, "the crowded day on kube-scheduler 1.37's own gangs (6-rank Indexed Jobs)",
+                        KUBE_VARIANTS, KUBE_VARIANTS, start_gap_s=1.5, **CROWDED),
 }
 
 
@@ -111,7 +161,13 @@ async def marks_written(c: TidalCluster, step: str) -> None:
         log(f"  {step}: {left} replicas on waiting homes still unmarked after {MARKS_WAIT_S:.0f} s")
 
 
-async def tide(c: TidalCluster, step: str, replicas: int, scale_in_step: int = 0, marks: bool = False) -> None:
+async def scale_to(c: TidalCluster, services: tuple[Service, ...], replicas: int) -> None:
+    for name, n in split(replicas, services).items():
+        await c.scale(name, n)
+
+
+async def tide(c: TidalCluster, step: str, replicas: int, services: tuple[Service, ...], scale_in_step: int = 0,
+               marks: bool = False) -> None:
     """One step of the inference tide. A night is a scale-in, recorded as it begins, and ends once
     every training rank is bound again: there is room for all of them then, and kube-scheduler
     retries a waiting gang after quiet gaps longer than `quiet`. With `marks` (homing writes
@@ -124,11 +180,13 @@ async def tide(c: TidalCluster, step: str, replicas: int, scale_in_step: int = 0
     if night:
         c.recorder.scale_in_begins()
     if night and scale_in_step:
-        current = (await c.kube.request("GET", f"/apis/apps/v1/namespaces/{NS}/deployments/qwen"))["spec"]["replicas"]
+        current = 0
+        for s in services:
+            current += (await c.kube.request("GET", f"/apis/apps/v1/namespaces/{NS}/deployments/{s.name}"))["spec"]["replicas"]
         for target in range(current - scale_in_step, replicas, -scale_in_step):
-            await c.scale("qwen", target)
+            await scale_to(c, services, target)
             await asyncio.sleep(SCALE_IN_PERIOD_S)
-    await c.scale("qwen", replicas)
+    await scale_to(c, services, replicas)
     await c.settle(quiet=4, at_least=6, until=c.all_training_bound if night else None)
 
 
@@ -160,12 +218,13 @@ async def day(c: TidalCluster, d: Day, scale_in_step: int = 0, marks: bool = Fal
         if d.start_gap_s:
             await c.wait_bound(f"train-{j}/", d.gang)
             await asyncio.sleep(d.start_gap_s)
-    await c.inference("qwen", base, "serve:15g")
+    for s in d.services:
+        await c.inference(s.name, split(base, d.services)[s.name], s.image)
     await c.settle(quiet=4, at_least=8)
     log(f"  dawn: {jobs} training jobs of {d.gang}, inference {base}{await unbound(c, 'dawn')}")
     restarts = await c.count_restarts("dawn", {})
-    for step, replicas in (("morning wave 1", base + nodes // 4), ("morning wave 2", base + nodes // 2), ("night", base)):
-        await tide(c, step, replicas, scale_in_step, marks)
+    for step, replicas in (("morning wave 1", base + nodes // 4), ("morning wave 2", base + round(nodes * d.peak)), ("night", base)):
+        await tide(c, step, replicas, d.services, scale_in_step, marks)
         restarts = await c.count_restarts(step, restarts)
         log(f"  {step}: inference {replicas}{scale_in(c, step)}{await unbound(c, step)}")
     hosting = [p.node for p in c.recorder.pods.values() if p.node and p.key.startswith("train-")]
@@ -183,7 +242,7 @@ async def day(c: TidalCluster, d: Day, scale_in_step: int = 0, marks: bool = Fal
     restarts = await c.count_restarts("recovery", restarts)
     log(f"  faults recovered{await unbound(c, 'recovery')}")
     for step, replicas in (("next morning", base + nodes // 4), ("next night", base)):
-        await tide(c, step, replicas, scale_in_step, marks)
+        await tide(c, step, replicas, d.services, scale_in_step, marks)
         restarts = await c.count_restarts(step, restarts)
         log(f"  {step}: inference {replicas}{scale_in(c, step)}{await unbound(c, step)}")
 
@@ -339,7 +398,7 @@ async def run(variant: str, day_name: str, superpods: int, volcano_args: tuple[s
     base, env, setting = v.scheduler, v.env, v.setting
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)  # the operator process inherits it
-    c = TidalCluster(base, superpods, IMAGES, BANDWIDTH_GBPS, volcano_args=volcano_args + setting.volcano,
+    c = TidalCluster(base, superpods, dict(d.images), BANDWIDTH_GBPS, volcano_args=volcano_args + setting.volcano,
                      tide=tide_of(base, d), controller_manager_args=setting.controller_manager)
     noop = None
     try:
@@ -479,6 +538,9 @@ HOME_RULE_TARGETS = (
     ("home rate >= 0.90 (gang-aware actions, kube-scheduler's gangs)", lambda h, b: h["home_rate"], lambda x: x >= 0.90, _gang_aware),
     ("home rate >= 0.80 (plain preempt/reclaim)", lambda h, b: h["home_rate"], lambda x: x >= 0.80, lambda s: not _gang_aware(s)),
     ("feasible home rate = 1.00", lambda h, b: h["feasible_home_rate"], lambda x: x >= 1.0, _any),
+    # Pulls first (issue 44): homing must never cost a pull minute the scheduler alone would not.
+    ("re-placement pull minutes <= the same scheduler without homing",
+     lambda h, b: (h["replacement_pull_minutes"], b["replacement_pull_minutes"]), lambda x: x[0] <= x[1], _any),
     ("re-placement pulls <= 1.1 x the run's certain cold floor",
      lambda h, b: (h["replacement_pulls"], h["cold_at_bind_replacement_pulls"]), lambda x: x[0] <= 1.1 * x[1],
      lambda s: s.startswith("volcano")),
@@ -518,7 +580,21 @@ def home_rule_targets(runs: dict) -> list[dict]:
                 values.append(value)
                 met = met and bool(good)
             out.append({"variant": name, "target": label, "measured": values, "met": met if values else None})
+        if base is not None:
+            mine = [r.get("replacement_pull_minutes") for r in h.get("repeats") or [h]]
+            theirs = [r.get("replacement_pull_minutes") for r in base.get("repeats") or [base]]
+            value = ratio(median_of(mine), median_of(theirs))
+            out.append({"variant": name, "target": MEDIAN_PULLS, "measured": value,
+                        "met": None if value is None else value <= 0.5})
     return out
+
+
+MEDIAN_PULLS = "median re-placement pull minutes <= 0.5 x the same scheduler without homing"
+
+
+def median_of(values: list) -> float | None:
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else None
 
 
 def over_the_floor(runs: dict) -> dict[str, list[dict]]:
@@ -640,6 +716,7 @@ def summarise(repeats: dict, nodes: int | None = None) -> dict:
         "bandwidth_gbps": BANDWIDTH_GBPS,
         "repeats": max((len(rs) for rs in repeats.values()), default=0),
         "days_about": {name: DAYS[name].about for name in days},
+        "days_image_gb": {name: dict(DAYS[name].images) for name in days},
         "runs": first,
         "days": days,
         "targets": {day_name: {nodes: targets(runs) for nodes, runs in sizes.items()} for day_name, sizes in days.items()},

@@ -338,3 +338,41 @@ def test_the_pulls_over_the_floor_are_listed_for_each_homing_run_that_counted_th
         "volcano+homing": {"repeats": [{}]},  # run before the recorder counted them
     }
     assert tidal.over_the_floor(runs) == {"volcano+gangpreempt+homing": [counted]}
+
+
+@pytest.mark.parametrize("replicas, expected", [
+    (6, {"qwen": 4, "bert": 2}),
+    (26, {"qwen": 17, "bert": 9}),  # 17.33 and 8.67: the larger remainder takes the odd one
+    (1, {"qwen": 1, "bert": 1}),  # each service keeps one replica
+])
+def test_the_tide_is_shared_out_by_the_services_shares(tidal, replicas, expected):
+    assert tidal.split(replicas, tidal.TWO_SERVICES) == expected
+
+
+def test_the_crowded_days_peak_needs_fourteen_nodes_more_than_are_free_at_48(tidal):
+    d = tidal.DAYS["crowded"]
+    nodes = 48
+    training = nodes * 3 // 4 // d.gang * d.gang
+    base = max(2, nodes // 8)
+    free = nodes - training - base
+    assert round(nodes * d.peak) - free == 14
+    assert {image for image, _ in tidal.DAYS["crowded-solo"].trains} == {i for i in tidal.CROWDED_IMAGES if i.startswith("train-")}
+
+
+def test_pulls_first_every_run_and_the_median_against_the_scheduler_alone(tidal):
+    """Issue 44: in every run homing's re-placement pull minutes are at most the same
+    scheduler's alone in the same repeat, and over the runs the median at most half."""
+    def r(minutes):
+        return {**_run(0.9, 1.0, 3, 1, 2, 1.0), "replacement_pull_minutes": minutes}
+
+    runs = {"volcano+gangpreempt": {"repeats": [r(32.0), r(48.0), r(15.6)]},
+            "volcano+gangpreempt+homing": {"repeats": [r(10.0), r(20.0), r(20.0)]}}
+    rows = {x["target"]: x for x in tidal.home_rule_targets(runs)}
+    every = rows["re-placement pull minutes <= the same scheduler without homing"]
+    assert every["measured"] == [(10.0, 32.0), (20.0, 48.0), (20.0, 15.6)] and every["met"] is False
+    median = rows[tidal.MEDIAN_PULLS]
+    assert median["measured"] == 0.625 and median["met"] is False  # 20 / 32
+    runs["volcano+gangpreempt+homing"] = {"repeats": [r(10.0), r(12.0), r(0.0)]}
+    rows = {x["target"]: x for x in tidal.home_rule_targets(runs)}
+    assert rows["re-placement pull minutes <= the same scheduler without homing"]["met"] is True
+    assert rows[tidal.MEDIAN_PULLS]["met"] is True  # 10 / 32
