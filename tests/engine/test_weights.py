@@ -147,3 +147,21 @@ def test_free_room_order_survives_normalisation(displace, free, warm, clear, hom
         for better, worse in (("free-cold", "victim-cold"), ("free-warm", "victim-warm"), ("victim-warm", "free-cold")):
             if better in n and worse in n:
                 assert n[better] > n[worse], (w, best, better, worse)
+
+
+def test_the_rules_docstrings_quote_no_weight_the_settings_own():
+    """Weights live in the settings alone: a rule's docstring names them (`image_warm`), never a
+    number, which went stale when the defaults moved (issue 44: 50+25+12, 12, 15, 6 and 3)."""
+    import ast
+    import re
+    from pathlib import Path
+
+    import homing.engine.placement.rules as rules
+
+    quoted = {}
+    for path in Path(rules.__file__).parent.glob("*.py"):
+        doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+        numbers = re.findall(r"(?<![\w.])\d+(?![\w.])", doc)
+        if numbers:
+            quoted[path.name] = numbers
+    assert quoted == {}

@@ -1,5 +1,5 @@
 """Avoid: nodes this rank recently failed on (and an unhealthy home) lose `avoid_fault`
-(default 100) against every other node, so they rank last but stay schedulable."""
+against every other node, so they rank last but stay schedulable."""
 from __future__ import annotations
 
 from homing.engine.model import Operator, Term

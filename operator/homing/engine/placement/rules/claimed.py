@@ -1,7 +1,7 @@
 """Claimed homes: keep off the vacant homes other pods are expected back on, and off the
-rank's own fault nodes. Weight `claimed` (160) exceeds the domain sum by more than the
-scheduler's image locality can add to a warm node (engine/placement/weights.py), so a claimed home
-ranks below every other node; Kubernetes caps a term at 100, so two terms carry it."""
+rank's own fault nodes. Weight `claimed` exceeds the domain sum by more than the scheduler's
+image locality can add to a warm node (engine/placement/weights.py), so a claimed home ranks
+below every other node; past Kubernetes' cap on one term, more terms carry it."""
 from __future__ import annotations
 
 from homing.engine.model import Operator, Term

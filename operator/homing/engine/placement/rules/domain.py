@@ -1,7 +1,7 @@
 """Domain: a node in the block's home domain at one level (the super-pod, rack,
-multilevel group or HyperNode its block mates held). Weights `domains[k]` (50, 25,
-12 from the innermost out) sum to 87 < home's 100 and each exceeds keep-clear's 5,
-so own home > block domain > sibling's home in the domain > elsewhere."""
+multilevel group or HyperNode its block mates held). Weights `domains[k]`, innermost first,
+sum to less than `home` and each exceeds `keep_clear`, so own home > block domain > sibling's
+home in the domain > elsewhere (engine/placement/weights.py checks any setting)."""
 from __future__ import annotations
 
 from homing.engine.model import DomainExpr, Operator, Term

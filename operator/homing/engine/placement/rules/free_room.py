@@ -1,9 +1,10 @@
 """Free room first (behaviour.md "Beyond the home", decided in docs/design.md): a replica that carries the
-displace term also prefers the nodes free when it was admitted, and nobody's vacant home.
-Once a sibling's eviction frees the victim's nodes, a replica still pending would
-otherwise take them (displace 12 + clear 3 against clear 3) while free room is left:
-they are the homes the evicted gang comes back to. Weight `free_room` (15) is above
-displace and below displace + image-warm: a victim node warm with the pod's image wins."""
+displace term also prefers the homes of owners waiting at a lower priority (behaviour.md
+"Claimed homes", pulls first) and the nodes free when it was admitted, nobody's vacant home.
+Once a sibling's eviction frees the victim's nodes, a replica still pending would otherwise
+take them (displace and keep-clear against keep-clear alone) while free room is left: they are
+the homes the evicted gang comes back to. Weight `free_room` is above `displace` and below
+`displace` + `image_warm`: a victim node warm with the pod's image wins."""
 from __future__ import annotations
 
 from homing.engine.model import Operator, Term

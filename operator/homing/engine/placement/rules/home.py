@@ -1,7 +1,7 @@
 """Home: the node the rank last ran on, while it is healthy and not a recent fault.
 
-Weight `home` (default 100) beats every domain sum (50+25+12 = 87), so the rank's
-own node wins over a block mate's domain."""
+Weight `home` beats every domain sum, so the rank's own node wins over a block mate's domain
+(engine/placement/weights.py checks any setting)."""
 from __future__ import annotations
 
 from homing.engine.model import Health, Operator, Term

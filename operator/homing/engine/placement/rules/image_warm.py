@@ -1,7 +1,7 @@
 """Image-warm (behaviour.md "Beyond the home"): a node that already holds the pod's images starts it in
-seconds instead of pulling 15-40 GB. Weight `image_warm` (default 10) sits below every
-domain step and above `keep_clear` (5), so inside a level the order is image-warm and
-clear > image-warm > clear > the rest; the weights check proves it for any setting."""
+seconds instead of pulling tens of gigabytes. Weight `image_warm` sits below every domain step
+and above `keep_clear`, so inside a level the order is image-warm and clear > image-warm >
+clear > the rest; the weights check proves it for any setting."""
 from __future__ import annotations
 
 from homing.engine.model import Operator, Term

@@ -1,5 +1,5 @@
-"""Rankless pods (Deployment replicas): the promised home first (`pool_home`, 100), then
-any other free warm node of the workload (`pool_other`, 50): each holds the image."""
+"""Rankless pods (Deployment replicas): the promised home first (`pool_home`), then any
+other free warm node of the workload (`pool_other`, below it): each holds the image."""
 from __future__ import annotations
 
 from homing.engine.model import Operator, Term
