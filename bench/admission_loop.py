@@ -68,7 +68,12 @@ async def client(port: int, rounds: int) -> list[float]:
         async def one(uid: str) -> None:
             started = time.perf_counter()
             body = orjson.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-                                 "request": {"uid": uid, "object": {}}})
+                                 # a pod CREATE as the API server sends it: homing's server answers
+                                 # anything else itself, without calling the function measured
+                                 "request": {"uid": uid, "kind": {"group": "", "version": "v1", "kind": "Pod"},
+                                             "resource": {"group": "", "version": "v1", "resource": "pods"},
+                                             "operation": "CREATE", "userInfo": {"username": "bench"},
+                                             "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": uid}}}})
             async with session.post(f"http://127.0.0.1:{port}/homing-pods?timeout=2s", data=body,
                                     headers={"Content-Type": "application/json"}) as resp:
                 assert resp.status == 200, resp.status
