@@ -21,6 +21,7 @@ venv: $(STAMP)
 binaries:
 	bash e2e/build-binaries.sh
 	bash e2e/build-volcano.sh
+	bash e2e/build-mindcluster.sh
 	bash e2e/build-helm.sh
 	bash e2e/build-frameworks.sh
 

@@ -590,6 +590,9 @@ class Recorder:
             # a warm node no waiting rank called home stayed free, one homing's warm terms could have named
             "replacement_pulls_over_the_floor": {why: over[why] for why in OVER_THE_FLOOR if over[why]},
             "warm_pull_details": [p.details() for p in self.pull_records if p.seen.warm_at_bind],
+            # every re-placement pull in one line each: step, rank or pool, node, image, homing's reason, warm as it bound
+            "pull_lines": [[p.phase, p.seen.key, p.seen.node, p.seen.image, p.seen.reason, bool(p.seen.warm_at_bind)]
+                           for p in self.pull_records],
             "misses": self.misses(),
             "miss_details": self.miss_details(),
             "by_phase": self.by_phase(),
@@ -697,7 +700,8 @@ class TidalCluster:
                              *[f"--config={stages / s}" for s in KWOK_STAGES],
                              *[f"--config={path}" for path in self._pod_stages(stages / "pod" / "fast" / "pod-delete.yaml")]])
         if "homing" in self.variant:
-            env = {"HOMING_LOG_LEVEL": os.environ.get("HOMING_E2E_OPERATOR_LOG_LEVEL", "warning"), **self.operator_env}
+            env = {"HOMING_LOG_LEVEL": os.environ.get("HOMING_E2E_OPERATOR_LOG_LEVEL", "warning"), **self.scheduling.operator_env,
+                   **self.operator_env}
             self.operator = OperatorProcess(self._operator_kubeconfig(), self.workdir, env=env)
             self.operator.start()
         await kube.request("POST", "/api/v1/namespaces", body={"metadata": {"name": NS, "labels": {"homing.io/enabled": "true"}}})
@@ -715,6 +719,7 @@ class TidalCluster:
             asyncio.create_task(self._resume_stuck()),
         ]
         await o.eventually(self._all_ready, timeout=60, what="all nodes Ready")
+        await self.scheduling.nodes_ready(kube, self.node_names)  # e.g. MindCluster's per-node ConfigMaps
         await o.eventually(lambda: kube.request("GET", f"/api/v1/namespaces/{NS}/serviceaccounts/default"), what="default SA")
         return self
 
@@ -757,6 +762,7 @@ class TidalCluster:
                 "metadata": {"name": name, "labels": labels, "annotations": {KWOK_ANNOTATION: "fake"}},
                 "status": {"capacity": {NPU: str(NODE_NPUS), "cpu": "192", "memory": "2Ti", "pods": "110"},
                            "allocatable": {NPU: str(NODE_NPUS), "cpu": "192", "memory": "2Ti", "pods": "110"}}}
+        self.scheduling.decorate_node(body, i, sp, rack)  # what the scheduler reads from a node besides
         await self.kube.request("POST", "/api/v1/nodes", body=body)
 
     async def _all_ready(self) -> bool:
