@@ -322,3 +322,32 @@ def test_any_rank_text_gives_a_rank_or_a_warning(text, key):
 def test_malformed_metadata_is_rankless(meta):
     result = resolve_rank({"metadata": meta}, "StatefulSet", BOUND)
     assert result.rank is None or result.warning is None
+
+
+# -- a bound pod keeps the rank it was admitted as -----------------------------------------
+
+from homing.engine.identity import WorkloadIndex  # noqa: E402
+from homing.engine.identity.podview import pod_view  # noqa: E402
+
+from .helpers import owner, pod  # noqa: E402
+
+VOLCANO_WORKER_7 = {"volcano.sh/task-spec": "worker", "volcano.sh/task-index": "7"}
+
+
+@pytest.mark.parametrize("decision, added_at_bind, key", [
+    # MindCluster's plugin writes hccl/rankIndex through the binding: the pod was admitted as worker/7
+    pytest.param('{"rank":"worker/7"}', {"hccl/rankIndex": "7"}, "worker/7", id="plugin-rank-after-admission"),
+    # a Deployment replica admitted rankless, given a rank by the plugin at bind, stays in its pool
+    pytest.param('{"rank":null}', {"hccl/rankIndex": "3"}, None, id="rankless-stays-rankless"),
+    # no decision (homing did not admit it): the sources as they are, first match wins
+    pytest.param(None, {"hccl/rankIndex": "7"}, "7", id="undecided-reads-the-sources"),
+    # a record no source gives any more (edited by hand): the sources as they are
+    pytest.param('{"rank":"worker/9"}', {}, "worker/7", id="record-names-no-source"),
+])
+def test_a_bound_pod_keeps_the_rank_it_was_admitted_as(decision, added_at_bind, key):
+    annotations = {**VOLCANO_WORKER_7, **added_at_bind}
+    if decision is not None:
+        annotations["homing.io/decision"] = decision
+    p = pod(name="job-worker-7", controller=owner(kind="Job", name="job"), annotations=annotations, node_name="n1")
+    view = pod_view(p, WorkloadIndex(), 1_000_000)
+    assert (view.rank.rank.key if view.rank.rank else None) == key

@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
 from homing.engine.cluster.images import pod_images
 from homing.engine.identity import RankResult, WorkloadIndex, resolve_owner, resolve_rank
 from homing.engine.identity.generation import pod_generation
-from homing.engine.model import OwnerRef
+from homing.engine.identity.rank import rank_as_admitted
 from homing.engine.identity.scope import DECISION_ANNOTATION, HOME_ANNOTATION
+from homing.engine.model import OwnerRef
 
 # Pod or DisruptionTarget reasons that mean the node, not the workload, failed.
 FAULT_REASONS = frozenset({"NodeLost", "DeletionByTaintManager", "UnexpectedAdmissionError"})
@@ -34,7 +36,7 @@ class PodView:
     unplaced: bool = False  # names a node (spec.nodeName) it does not hold: it waits for no scheduler either
 
 
-def _decided(annotations: dict, field: str) -> list:
+def _decided(annotations: dict[str, Any], field: str) -> list:
     """One list field of the decision annotation; empty when unreadable."""
     try:
         value = json.loads(annotations.get(DECISION_ANNOTATION) or "{}").get(field)
@@ -43,11 +45,11 @@ def _decided(annotations: dict, field: str) -> list:
     return value if isinstance(value, list) else []
 
 
-def decided_prefer(annotations: dict) -> tuple[str, ...]:
+def decided_prefer(annotations: dict[str, Any]) -> tuple[str, ...]:
     return tuple(p for p in _decided(annotations, "prefer") if isinstance(p, str))
 
 
-def decided_domains(annotations: dict) -> tuple[tuple[str, str], ...]:
+def decided_domains(annotations: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     """("superPod", "5") pairs from the decision annotation; nothing when unreadable."""
     names = _decided(annotations, "domains")
     if not names:
@@ -56,13 +58,13 @@ def decided_domains(annotations: dict) -> tuple[tuple[str, str], ...]:
     return tuple((level, value) for level, value in pairs if level and value)
 
 
-def _listed(status: dict, key: str) -> list[dict]:
+def _listed(status: dict[str, Any], key: str) -> list[dict[str, Any]]:
     """A list field of the pod's status, its well-formed entries only."""
     value = status.get(key)
     return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
-def _started(status: dict) -> bool:
+def _started(status: dict[str, Any]) -> bool:
     for cs in _listed(status, "containerStatuses"):
         state = cs.get("state") if isinstance(cs.get("state"), dict) else {}
         if cs.get("started") or "running" in state or "terminated" in state:
@@ -70,7 +72,7 @@ def _started(status: dict) -> bool:
     return False
 
 
-def _fault_reason(status: dict) -> str | None:
+def _fault_reason(status: dict[str, Any]) -> str | None:
     if status.get("reason") in FAULT_REASONS:
         return status["reason"]
     for cond in _listed(status, "conditions"):
@@ -79,7 +81,7 @@ def _fault_reason(status: dict) -> str | None:
     return None
 
 
-def placed_node(pod: dict) -> str | None:
+def placed_node(pod: dict[str, Any]) -> str | None:
     """The node the pod holds (behaviour.md "Tenants"): its spec.nodeName once its status shows
     a scheduler bound it there or its kubelet took it, else None.
 
@@ -101,7 +103,30 @@ def placed_node(pod: dict) -> str | None:
     return node if scheduled or ran or _fault_reason(status) is not None else None
 
 
-def pod_view(pod: dict, workloads: WorkloadIndex, max_rank_part: int) -> PodView | None:
+_UNDECIDED = object()
+
+
+def _decided_rank(annotations: dict[str, Any]) -> object:
+    """The rank key the decision annotation recorded (None: rankless), or _UNDECIDED when the
+    pod carries no readable decision (admitted before homing, or out of its scope)."""
+    try:
+        record = json.loads(annotations.get(DECISION_ANNOTATION) or "null")
+    except (ValueError, TypeError):
+        return _UNDECIDED
+    if not isinstance(record, dict) or "rank" not in record:
+        return _UNDECIDED
+    rank = record["rank"]
+    return rank if rank is None or isinstance(rank, str) else _UNDECIDED
+
+
+def _rank(pod: dict[str, Any], owner_kind: str, max_rank_part: int) -> RankResult:
+    decided = _decided_rank((pod.get("metadata") or {}).get("annotations") or {})
+    if decided is _UNDECIDED:
+        return resolve_rank(pod, owner_kind, max_rank_part)
+    return rank_as_admitted(pod, owner_kind, max_rank_part, decided)  # type: ignore[arg-type]
+
+
+def pod_view(pod: dict[str, Any], workloads: WorkloadIndex, max_rank_part: int) -> PodView | None:
     """None for a pod homing does not track (no controller, no uid)."""
     meta = pod.get("metadata") or {}
     owner = resolve_owner(pod, workloads)
@@ -115,7 +140,7 @@ def pod_view(pod: dict, workloads: WorkloadIndex, max_rank_part: int) -> PodView
         name=meta.get("name") or "",
         namespace=meta.get("namespace") or "",
         owner=owner,
-        rank=resolve_rank(pod, owner.kind, max_rank_part),
+        rank=_rank(pod, owner.kind, max_rank_part),
         node=node,
         running=phase == "Running" or _started(status),
         ended=phase in ("Succeeded", "Failed"),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from homing.engine.model import Rank
 
@@ -68,12 +69,12 @@ def _part(value: object, what: str, bound: int) -> int:
     return number
 
 
-def _mapping(value: object) -> dict:
+def _mapping(value: object) -> dict[str, Any]:
     """Metadata fields as dicts; anything else (a list, a string) counts as empty."""
     return value if isinstance(value, dict) else {}
 
 
-def _meta_value(meta: dict, key: str) -> object | None:
+def _meta_value(meta: dict[str, Any], key: str) -> object | None:
     """Annotation first, then label."""
     for where in ("annotations", "labels"):
         value = _mapping(meta.get(where)).get(key)
@@ -82,7 +83,7 @@ def _meta_value(meta: dict, key: str) -> object | None:
     return None
 
 
-def _hccl(meta: dict, owner_kind: str, bound: int) -> Rank | None:
+def _hccl(meta: dict[str, Any], owner_kind: str, bound: int) -> Rank | None:
     value = _mapping(meta.get("annotations")).get(HCCL_RANK)
     if value is None:
         return None
@@ -90,7 +91,7 @@ def _hccl(meta: dict, owner_kind: str, bound: int) -> Rank | None:
     return Rank(key=str(index), index=index, source="hccl")
 
 
-def _volcano(meta: dict, owner_kind: str, bound: int) -> Rank | None:
+def _volcano(meta: dict[str, Any], owner_kind: str, bound: int) -> Rank | None:
     value = _meta_value(meta, VOLCANO_TASK_INDEX)
     if value is None:
         return None
@@ -104,7 +105,7 @@ def _volcano(meta: dict, owner_kind: str, bound: int) -> Rank | None:
     return Rank(key=key, index=index, source="volcano")
 
 
-def _indexed_job(meta: dict, owner_kind: str, bound: int) -> Rank | None:
+def _indexed_job(meta: dict[str, Any], owner_kind: str, bound: int) -> Rank | None:
     value = _meta_value(meta, JOB_COMPLETION_INDEX)
     if value is None:
         return None
@@ -112,7 +113,7 @@ def _indexed_job(meta: dict, owner_kind: str, bound: int) -> Rank | None:
     return Rank(key=str(index), index=index, source="indexed-job")
 
 
-def _ordinal(meta: dict) -> object | None:
+def _ordinal(meta: dict[str, Any]) -> object | None:
     """A StatefulSet pod's ordinal: its pod-index label, else its name's suffix."""
     value = _mapping(meta.get("labels")).get(STATEFULSET_POD_INDEX)
     if value is None:
@@ -122,7 +123,7 @@ def _ordinal(meta: dict) -> object | None:
     return value
 
 
-def _statefulset(meta: dict, owner_kind: str, bound: int) -> Rank | None:
+def _statefulset(meta: dict[str, Any], owner_kind: str, bound: int) -> Rank | None:
     if owner_kind != "StatefulSet":
         return None  # a name ending in -3 means nothing for other owners
     value = _ordinal(meta)
@@ -132,7 +133,7 @@ def _statefulset(meta: dict, owner_kind: str, bound: int) -> Rank | None:
     return Rank(key=str(index), index=index, source="statefulset")
 
 
-def _leaderworkerset(meta: dict, owner_kind: str, bound: int) -> Rank | None:
+def _leaderworkerset(meta: dict[str, Any], owner_kind: str, bound: int) -> Rank | None:
     """`<group>/<worker>`. LWS's own pod webhook writes the index its pod lacks from the
     StatefulSet ordinal (a leader's group, a worker's index) and may run after homing's,
     so a missing index is read the same way."""
@@ -158,7 +159,7 @@ def _named(value: object, what: str) -> str:
     return value
 
 
-def _jobset(meta: dict, owner_kind: str, bound: int) -> Rank | None:
+def _jobset(meta: dict[str, Any], owner_kind: str, bound: int) -> Rank | None:
     """`<replicatedjob>/<job>/<completion index>`: before Indexed Job, whose index alone
     repeats in every Job of the JobSet. A NonIndexed Job's pods are rankless."""
     labels = _mapping(meta.get("labels"))
@@ -172,7 +173,7 @@ def _jobset(meta: dict, owner_kind: str, bound: int) -> Rank | None:
     return Rank(key=f"{name}/{job}/{index}", index=index, source="jobset")
 
 
-def _kubeflow(meta: dict, owner_kind: str, bound: int) -> Rank | None:
+def _kubeflow(meta: dict[str, Any], owner_kind: str, bound: int) -> Rank | None:
     """`<replica type>/<index>`, as the Kubeflow training operator labels its pods. An
     MPIJob's launcher has a type and no index: one pod, rankless."""
     labels = _mapping(meta.get("labels"))
@@ -187,7 +188,7 @@ def _kubeflow(meta: dict, owner_kind: str, bound: int) -> Rank | None:
 # behaviour.md "Identity" order; a framework's source comes before the generic one its pods also match
 # (JobSet before Indexed Job, LeaderWorkerSet before the StatefulSet ordinal). KubeRay has
 # none: its workers are rankless.
-RANK_SOURCES: tuple[Callable[[dict, str, int], Rank | None], ...] = (
+RANK_SOURCES: tuple[Callable[[dict[str, Any], str, int], Rank | None], ...] = (
     _hccl,
     _volcano,
     _jobset,
@@ -205,7 +206,7 @@ def _too_long(rank: Rank) -> str | None:
     return f"{rank.source} rank key {shown(rank.key)} is longer than {MAX_KEY_LENGTH} characters"
 
 
-def resolve_rank(pod: dict, owner_kind: str, bound: int) -> RankResult:
+def resolve_rank(pod: dict[str, Any], owner_kind: str, bound: int) -> RankResult:
     """The pod's rank, or a rankless result (with a warning when a source was malformed)."""
     meta = _mapping(pod.get("metadata"))
     for source in RANK_SOURCES:
@@ -219,3 +220,22 @@ def resolve_rank(pod: dict, owner_kind: str, bound: int) -> RankResult:
                 return RankResult(None, f"rank ignored, pod treated as rankless: {problem}")
             return RankResult(rank)
     return RankResult(None)
+
+
+def rank_as_admitted(pod: dict[str, Any], owner_kind: str, bound: int, decided: str | None) -> RankResult:
+    """The rank a pod homing admitted keeps for good: `decided`, the key its decision recorded
+    (None: admitted rankless). A source written after admission must not move the pod to
+    another key: MindCluster's Volcano plugin writes `hccl/rankIndex` through the binding, so
+    a Volcano Job's `worker/7`, admitted and looked up under that key, was remembered at bind
+    as `7` and never found again. The decided key comes from whichever source still gives it."""
+    if decided is None:
+        return RankResult(None)
+    meta = _mapping(pod.get("metadata"))
+    for source in RANK_SOURCES:
+        try:
+            rank = source(meta, owner_kind, bound)
+        except _BadRank:
+            continue
+        if rank is not None and rank.key == decided:
+            return RankResult(rank)
+    return resolve_rank(pod, owner_kind, bound)  # the record names no source's key: as if undecided
