@@ -1,4 +1,4 @@
-"""The operator as users run it: `python -m homing`, a separate process, configured by
+"""The operator as users run it: `python -m homing run`, a separate process, configured by
 environment variables, with its webhook registered by URL on this host."""
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import urllib.request
 from pathlib import Path
 
 from homing_e2e.cluster import free_port
-
 
 # Leader election timings for a lone harness operator (client-go's rule holds: lease > renew > 1.2 x retry).
 FAST_LEASES = {
@@ -84,13 +83,13 @@ class OperatorProcess:
             env["PYTHONPATH"] = os.environ["HOMING_E2E_OPERATOR_PATH"]
         return env
 
-    def start(self, timeout: float = 60) -> "OperatorProcess":
+    def start(self, timeout: float = 60) -> OperatorProcess:
         self.starts += 1
         log = open(self.log_path, "ab")
         log.write(f"\n===== start {self.starts} =====\n".encode())
         log.flush()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "homing"], env=self.env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            [sys.executable, "-m", "homing", "run"], env=self.env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -27,7 +27,7 @@ fi
 
 # The build context is exactly the hashed inputs, sent as a tar: nothing else (.venv, caches)
 # is uploaded, and the tag names what was built.
-inputs=(Dockerfile requirements.lock pyproject.toml README.md operator/homing)
+inputs=(Dockerfile requirements.lock pyproject.toml LICENSE README.md operator/homing)
 homing=homing:$( { content_hash "${inputs[@]}"; docker image inspect -f '{{.Id}}' "$python"; } | sha256sum | cut -c1-12)
 if have_image "$homing"; then echo "$homing: present" >&2
 else

@@ -1,5 +1,6 @@
-"""`python -m homing` (or the `homing` console script): run the operator and webhook.
-With arguments it is the `homing` command (homing/cli): `homing explain ...`."""
+"""`python -m homing` (or the `homing` console script): the `homing` command (homing/cli).
+`homing run` runs the operator and webhook, as the image and the manifests start it; with no
+arguments it prints help and starts nothing."""
 from __future__ import annotations
 
 import asyncio
@@ -12,11 +13,9 @@ from homing.config import Settings
 
 
 def main() -> None:
-    if len(sys.argv) > 1:  # the manifests and the Dockerfile start the operator with none
-        from homing.cli import main as cli
+    from homing.cli import main as cli
 
-        sys.exit(cli(sys.argv[1:]))
-    run()
+    sys.exit(cli(sys.argv[1:]))
 
 
 def run() -> None:

@@ -78,9 +78,9 @@ async def test_explain_a_pod_sent_home_and_its_owner(kube, operator, ns, kubecon
     await o.pod(kube, ns, "job-1", owner=owner, annotations=away)
     await o.bind(kube, ns, "job-1", b)
     await o.running(kube, ns, "job-1")
-    for name, annotations in (("job-0", ann), ("job-1", away)):
+    for name, pod_annotations in (("job-0", ann), ("job-1", away)):
         await o.delete_pod(kube, ns, name)
-        await o.pod(kube, ns, name, owner=owner, annotations=annotations)
+        await o.pod(kube, ns, name, owner=owner, annotations=pod_annotations)
     await o.bind(kube, ns, "job-0", a)  # home
     await o.bind(kube, ns, "job-1", a)  # away from b
     await _returned_home(kube, ns, "job-0")
@@ -114,6 +114,27 @@ async def test_explain_a_pod_sent_home_and_its_owner(kube, operator, ns, kubecon
     out, err = await proc.communicate()
     assert proc.returncode == 0, err.decode()
     assert "Home rate:   50% home" in out.decode() and f"{'0':<16} {a:<24}" in out.decode()
+
+    # Options before the command, YAML, and the listing, through kubectl too.
+    listed = await asyncio.create_subprocess_exec(
+        str(BIN_DIR / "kubectl"), "homing", "-n", ns, "--kubeconfig", str(kubeconfig), "-o", "yaml", "owners",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
+    )
+    out, err = await listed.communicate()
+    assert listed.returncode == 0, err.decode()
+    (owner_row,) = yaml.safe_load(out)["owners"]
+    assert (owner_row["namespace"], owner_row["owner"], owner_row["ranks"], owner_row["home_rate"]) == (ns, "ConfigMap/job", 2, 0.5)
+
+
+def test_bare_kubectl_homing_prints_help_and_starts_nothing(tmp_path: Path) -> None:
+    """Through the real kubectl, no cluster: a started operator would not return (or would fail
+    on the missing kubeconfig); the plugin prints its help and exits 0."""
+    import subprocess
+
+    env = {**os.environ, "PATH": f"{SCRIPTS}:{os.environ.get('PATH', '')}", "KUBECONFIG": str(tmp_path / "none")}
+    done = subprocess.run([str(BIN_DIR / "kubectl"), "homing"], capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage: kubectl homing") and "run" in done.stdout
 
 
 async def test_explain_errors(kube, operator, ns, kubeconfig):

@@ -35,7 +35,7 @@ EXPECTED_OBJECTS = {
     "service/homing-webhook",
     "service/homing-metrics",
     "poddisruptionbudget.policy/homing",
-    "priorityclass.scheduling.k8s.io/homing-critical",
+    "priorityclass.scheduling.k8s.io/homing-nonpreempting",
     "networkpolicy.networking.k8s.io/homing",
     "role.rbac.authorization.k8s.io/homing-leases",
     "rolebinding.rbac.authorization.k8s.io/homing-leases",

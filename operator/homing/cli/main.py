@@ -1,33 +1,79 @@
-"""Argument parsing for `homing` and `kubectl homing`; the work is in explain.py."""
+"""Argument parsing for `homing` and `kubectl homing`; the work is in explain.py, owners.py and
+settings.py. With no command the tool prints its help: only `homing run` starts the operator
+(the image's command), so a plugin typed bare never joins a cluster with its user's rights."""
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import Any
+
+import yaml
 
 from homing.cli.errors import USAGE, CliError
 
 POD_WORDS = ("pod", "pods", "po")
+OUTPUTS = ("text", "json", "yaml")
+OPERATOR_NAMESPACE = "homing-system"  # config.Webhook.service_namespace, where the manifests install it
+DESCRIPTION = "homing: send rescheduled accelerator pods home. Read-only, with your kubeconfig; `run` is the operator."
 EPILOG = """examples:
-  homing explain pod llama-train-worker-3 -n ai
-  homing explain owner job/llama-train -n ai -o json
-  kubectl homing explain pod/llama-train-worker-3 -n ai
-exit codes: 0 explained, 1 failed, 2 usage, 3 pod not in scope, 4 not found, 5 no permission"""
+  kubectl homing explain pod llama-train-worker-3 -n ai
+  kubectl homing -n ai explain owner job/llama-train -o yaml
+  kubectl homing owners -A
+  homing run                      # the operator and its webhook (what the image runs)
+options go before or after the command; an option after it wins.
+exit codes: 0 done, 1 failed, 2 usage, 3 pod not in scope, 4 not found, 5 no permission"""
+# Options a client command takes, before or after its name. SUPPRESS: an option not given on
+# one side leaves what the other side set; the defaults are filled in after parsing.
+DEFAULTS: dict[str, Any] = {"namespace": None, "all_namespaces": False, "output": "text", "kubeconfig": None,
+                            "context": None, "operator_namespace": OPERATOR_NAMESPACE}
+
+
+def _client_options() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False, argument_default=argparse.SUPPRESS)
+    common.add_argument("-n", "--namespace", help="default: the kubeconfig context's namespace")
+    common.add_argument("-A", "--all-namespaces", action="store_true", help="every namespace (owners)")
+    common.add_argument("-o", "--output", choices=OUTPUTS, help="text (default), json or yaml")
+    common.add_argument("--kubeconfig", help="default: $KUBECONFIG, ~/.kube/config, else the in-cluster account")
+    common.add_argument("--context", help="the kubeconfig context to use")
+    common.add_argument("--operator-namespace", metavar="NAMESPACE",
+                        help=f"where homing runs: its settings are read from there (default {OPERATOR_NAMESPACE})")
+    return common
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("homing")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
 
 
 def parser(prog: str) -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog=prog, description="homing: send rescheduled accelerator pods home.",
-                                  epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = top.add_subparsers(dest="command")
-    sub.add_parser("run", help="run the operator and its webhook (what `homing` with no arguments does)")
-    e = sub.add_parser("explain", help="what homing decided for a pod, or where an owner's ranks go back to",
+    common = _client_options()
+    top = argparse.ArgumentParser(prog=prog, description=DESCRIPTION, epilog=EPILOG, parents=[common],
+                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    top.add_argument("--version", action="version", version=f"homing {_version()}")
+    sub = top.add_subparsers(dest="command", title="commands", metavar="COMMAND")
+    sub.add_parser("run", help="run the operator and its webhook (the image's command; configured by HOMING_* "
+                               "variables and HOMING_CONFIG_FILE, not by these options)",
+                   description="Run the operator and its admission webhook against the cluster its kubeconfig "
+                               "or service account reaches. Settings: HOMING_* variables and HOMING_CONFIG_FILE.")
+    e = sub.add_parser("explain", parents=[common], help="what homing decided for a pod, or where an owner's ranks go back to",
+                       description="Why a pod landed where it did, or where an owner's ranks go back to (docs/explain.md). "
+                                   "Judged by the operator's settings as the cluster holds them.",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     e.add_argument("what", help="pod NAME | pod/NAME | owner KIND/NAME | KIND/NAME | KIND NAME | NAME (a pod)")
     e.add_argument("name", nargs="?", help="the pod's name, or the owner's KIND/NAME after `owner`")
-    e.add_argument("-n", "--namespace", help="default: the kubeconfig context's namespace")
-    e.add_argument("-o", "--output", choices=("text", "json"), default="text")
-    e.add_argument("--kubeconfig", help="default: $KUBECONFIG, ~/.kube/config, else the in-cluster account")
-    e.add_argument("--context", help="the kubeconfig context to use")
+    sub.add_parser("owners", parents=[common], help="the owners homing remembers, in a namespace or all (-A)",
+                   description="The owners (jobs, StatefulSets, ...) homing remembers homes for: ranks, pool homes, "
+                               "home rate, last seen. Reads PlacementMemory objects (list).",
+                   epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub.add_parser("version", parents=[common], help="print homing's version")
     return top
 
 
@@ -51,35 +97,78 @@ def target(what: str, name: str | None) -> tuple[str, str]:
     return ("pod", rest) if kind.lower() in POD_WORDS else ("owner", what)
 
 
-async def _explain(args: argparse.Namespace) -> str:
-    from homing.cli import explain
-    from homing.cli.connect import connect
-    from homing.config import Settings
-    from homing.explain import render
+def show(data: Any, output: str, text: Callable[[], str]) -> str:
+    """One result in the output asked for: `data` (a dataclass or plain data) as JSON or YAML."""
+    plain = asdict(data) if hasattr(data, "__dataclass_fields__") else data
+    if output == "json":
+        return json.dumps(plain, indent=2, sort_keys=True)
+    if output == "yaml":
+        return yaml.safe_dump(plain, sort_keys=True, default_flow_style=False, allow_unicode=True).rstrip("\n")
+    return text()
+
+
+async def _explain(args: argparse.Namespace, warn: Callable[[str], None]) -> str:
+    from homing.cli import connect, explain
+    from homing.cli.settings import ClusterSettings
+    from homing.explain import PodExplanation, render
 
     what, name = target(args.what, args.name)
-    settings = Settings()
-    kube, default_namespace = await connect(args.kubeconfig, args.context)
+    kube, default_namespace = await connect.connect(args.kubeconfig, args.context)
     try:
+        settings = ClusterSettings(kube, args.operator_namespace, warn)
         found = await explain.run(kube, (what, args.namespace or default_namespace, name), settings)
     finally:
         await kube.close()
-    if args.output == "json":
-        return render.as_json(found)
-    return render.pod_text(found) if what == "pod" else render.owner_text(found)
+    return show(found, args.output, lambda: render.pod_text(found) if isinstance(found, PodExplanation) else render.owner_text(found))
+
+
+async def _owners(args: argparse.Namespace) -> str:
+    from homing.cli import connect
+    from homing.cli.owners import listed
+    from homing.explain import render
+
+    kube, default_namespace = await connect.connect(args.kubeconfig, args.context)
+    try:
+        found = await listed(kube, None if args.all_namespaces else (args.namespace or default_namespace))
+    finally:
+        await kube.close()
+    return show(found, args.output, lambda: render.owners_text(found, all_namespaces=args.all_namespaces))
 
 
 def main(argv: list[str], prog: str = "homing") -> int:
-    args = parser(prog).parse_args(argv)
-    if args.command in (None, "run"):
+    top = parser(prog)
+    args = top.parse_args(argv)
+    if args.command is None:
+        if argv:  # options alone: say what is missing, on stderr
+            top.print_help(sys.stderr)
+            return USAGE
+        top.print_help()
+        return 0
+    given = {k for k in DEFAULTS if k in vars(args)}
+    if args.command == "run":
+        if given:
+            top.error("run takes no client options: the operator reads HOMING_* variables and HOMING_CONFIG_FILE")
         from homing.__main__ import run
 
         run()
         return 0
+    for key, default in DEFAULTS.items():
+        vars(args).setdefault(key, default)
+    if args.command == "version":
+        print(show({"version": _version()}, args.output, lambda: f"homing {_version()}"))
+        return 0
+    if args.all_namespaces and args.command != "owners":
+        top.error(f"-A/--all-namespaces lists every namespace: it goes with `owners`, not `{args.command}`")
+    if args.all_namespaces and args.namespace:
+        top.error("-A/--all-namespaces and -n/--namespace: give one")
+
+    def warn(message: str) -> None:
+        print(f"{prog} {args.command}: warning: {message}", file=sys.stderr)
+
     try:
-        print(asyncio.run(_explain(args)))
+        print(asyncio.run(_explain(args, warn) if args.command == "explain" else _owners(args)))
     except CliError as err:
-        print(f"{prog} explain: {err}", file=sys.stderr)
+        print(f"{prog} {args.command}: {err}", file=sys.stderr)
         return err.code
     return 0
 

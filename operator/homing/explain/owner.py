@@ -4,7 +4,9 @@ does: compact rows, shards). Pure."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
+from typing import Any
+
 import pydantic
 
 from homing.engine.memory.entries import OwnerMemory
@@ -58,10 +60,10 @@ class OwnerExplanation:
 
 
 def iso(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(epoch, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def rank_order(key: str) -> tuple:
+def rank_order(key: str) -> tuple[tuple[int, int, str], ...]:
     """worker/10 after worker/9: numbers compared as numbers."""
     return tuple((0, int(p), "") if p.isascii() and p.isdigit() else (1, 0, p) for p in key.split("/"))
 
@@ -75,7 +77,7 @@ def _matches(fragment: Fragment, kind: str, name: str) -> bool:
     return fragment.owner.kind.lower() == kind.lower() and fragment.owner.name == name
 
 
-def read_all(items: list[dict]) -> tuple[list[Fragment], list[str]]:
+def read_all(items: list[dict[str, Any]]) -> tuple[list[Fragment], list[str]]:
     """Every readable object, and a line for each that is not (skipped, as the loader does)."""
     fragments, unreadable = [], []
     for item in items:
@@ -98,7 +100,7 @@ def _ranks(mem: OwnerMemory, now: float, fault_memory: float) -> list[RankHome]:
     return out
 
 
-def explain_owner(items: list[dict], kind: str, name: str, now: float, fault_memory: float) -> OwnerExplanation:
+def explain_owner(items: list[dict[str, Any]], kind: str, name: str, now: float, fault_memory: float) -> OwnerExplanation:
     """`items`: the PlacementMemory objects of the owner's namespace."""
     fragments, unreadable = read_all(items)
     by_uid: dict[str, list[Fragment]] = {}
@@ -114,9 +116,9 @@ def explain_owner(items: list[dict], kind: str, name: str, now: float, fault_mem
     ranks = _ranks(mem, now, fault_memory)
     fault_nodes: dict[str, list[str]] = {}
     for r in ranks:
-        for f in r.faults:
-            if f.avoided:
-                fault_nodes.setdefault(f.node, []).append(r.rank)
+        for fault in r.faults:
+            if fault.avoided:
+                fault_nodes.setdefault(fault.node, []).append(r.rank)
     s = mem.stats
     stats = {"admitted": s.admitted, "home": s.home, "domain": s.domain, "elsewhere": s.elsewhere}
     pool = [PoolHome(n, iso(p.last_used), p.warm) for n, p in sorted(mem.pool.items(), key=lambda kv: -kv[1].last_used)]
@@ -134,3 +136,44 @@ def explain_owner(items: list[dict], kind: str, name: str, now: float, fault_mem
         unreadable=unreadable,
         earlier_owners=sorted(u for u in by_uid if u != uid),
     )
+
+
+@dataclass
+class OwnerSummary:
+    """One line of `homing owners`: an owner homing remembers."""
+
+    namespace: str
+    owner: str  # Kind/name
+    uid: str
+    ranks: int
+    pool: int
+    stats: dict[str, int]
+    home_rate: float | None
+    last_seen: str
+    objects: list[str]
+
+
+@dataclass
+class OwnerList:
+    owners: list[OwnerSummary]
+    unreadable: list[str] = field(default_factory=list)
+
+
+def list_owners(items: list[dict[str, Any]]) -> OwnerList:
+    """Every owner the PlacementMemory objects `items` remember (any namespaces), by namespace
+    and name; shards without their primary are skipped, as the loader skips them."""
+    fragments, unreadable = read_all(items)
+    by_owner: dict[tuple[str, str], list[Fragment]] = {}
+    for f in fragments:
+        by_owner.setdefault((f.owner.namespace, f.owner.uid), []).append(f)
+    owners = []
+    for (namespace, uid), parts in by_owner.items():
+        if not any(p.index == 1 for p in parts):
+            continue
+        mem = merge(parts)
+        s = mem.stats
+        stats = {"admitted": s.admitted, "home": s.home, "domain": s.domain, "elsewhere": s.elsewhere}
+        owners.append(OwnerSummary(namespace, f"{mem.owner.kind}/{mem.owner.name}", uid, len(mem.ranks), len(mem.pool),
+                                   stats, home_rate(stats), iso(mem.last_seen), sorted(p.name for p in belonging(parts))))
+    owners.sort(key=lambda o: (o.namespace, o.owner.lower(), o.last_seen))
+    return OwnerList(owners, unreadable)

@@ -47,11 +47,11 @@ class PodExplanation:
     events: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _labels(obj: dict | None) -> dict:
+def _labels(obj: dict[str, Any] | None) -> dict[str, Any]:
     return ((obj or {}).get("metadata") or {}).get("labels") or {}
 
 
-def scope_problem(pod: dict, namespace: dict | None, scope: Scope, prefixes: list[str] | None = None) -> str | None:
+def scope_problem(pod: dict[str, Any], namespace: dict[str, Any] | None, scope: Scope, prefixes: list[str] | None = None) -> str | None:
     """Why the webhook would leave this pod alone (behaviour.md "Admission" scope); None when it is in scope.
     `namespace` None: not readable, so the namespace opt-in is not judged."""
     meta = pod.get("metadata") or {}
@@ -73,11 +73,11 @@ def scope_problem(pod: dict, namespace: dict | None, scope: Scope, prefixes: lis
     return None
 
 
-def _event_time(event: dict) -> str:
+def _event_time(event: dict[str, Any]) -> str:
     return event.get("lastTimestamp") or event.get("eventTime") or event.get("firstTimestamp") or ""
 
 
-def outcome_events(events: list[dict]) -> list[dict[str, Any]]:
+def outcome_events(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """homing's outcome Events on the pod, oldest first."""
     mine = [e for e in events if e.get("reason") in OUTCOME_EVENTS]
     return [
@@ -109,7 +109,7 @@ def outcome(node: str | None, home: str | None, events: list[dict[str, Any]]) ->
     return Outcome("bound", None, f"bound to {node}; homing had no home for it")
 
 
-def _decision(pod: dict) -> dict | None:
+def _decision(pod: dict[str, Any]) -> dict[str, Any] | None:
     raw = ((pod.get("metadata") or {}).get("annotations") or {}).get(DECISION_ANNOTATION)
     if raw is None:
         return None
@@ -120,12 +120,12 @@ def _decision(pod: dict) -> dict | None:
     return record if isinstance(record, dict) else {"reason": "unreadable", "raw": raw}
 
 
-def explain_pod(pod: dict, events: list[dict], namespace: dict | None, scope: Scope) -> PodExplanation:
+def explain_pod(pod: dict[str, Any], events: list[dict[str, Any]], namespace: dict[str, Any] | None, scope: Scope) -> PodExplanation:
     """Raises NotInScope for a pod homing never decided on and never would."""
     meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
     node = spec.get("nodeName")
     mine = outcome_events(events)
-    base = dict(pod=f"{meta.get('namespace')}/{meta.get('name')}", node=node,
+    base: dict[str, Any] = dict(pod=f"{meta.get('namespace')}/{meta.get('name')}", node=node,
                 phase=(pod.get("status") or {}).get("phase"), events=mine)
     record = _decision(pod)
     if record is None:

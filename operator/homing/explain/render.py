@@ -6,7 +6,7 @@ from dataclasses import asdict
 from typing import Any
 
 from homing.explain import reasons
-from homing.explain.owner import OwnerExplanation
+from homing.explain.owner import OwnerExplanation, OwnerList
 from homing.explain.pod import PodExplanation
 
 
@@ -66,7 +66,8 @@ def owner_text(x: OwnerExplanation) -> str:
         lines += ["", f"{'RANK':<16} {'HOME':<24} {'WARM':<5} {'PREVIOUS':<20} {'BOUND':<21} FAULTS"]
         for r in x.ranks:
             faults = ", ".join(f"{f.node}@{f.at}" + ("" if f.avoided else " (expired)") for f in r.faults)
-            lines.append(f"{r.rank:<16} {r.node:<24} {'yes' if r.warm else 'no':<5} {r.previous_node or '-':<20} {r.bound_at:<21} {faults or '-'}")
+            lines.append(f"{r.rank:<16} {r.node:<24} {'yes' if r.warm else 'no':<5} {r.previous_node or '-':<20} "
+                         f"{r.bound_at:<21} {faults or '-'}")
     if x.pool:
         lines += ["", f"{'POOL NODE':<24} {'WARM':<5} LAST USED"]
         lines += [f"{p.node:<24} {'yes' if p.warm else 'no':<5} {p.last_used}" for p in x.pool]
@@ -76,4 +77,20 @@ def owner_text(x: OwnerExplanation) -> str:
         lines.append(_line("Skipped", bad))
     if x.earlier_owners:
         lines.append(_line("Note", f"older memory of an earlier owner of this name: uid {', '.join(x.earlier_owners)}"))
+    return "\n".join(lines)
+
+
+def owners_text(x: OwnerList, all_namespaces: bool = False) -> str:
+    """A table, one owner a line (kubectl's layout: NAMESPACE only across namespaces)."""
+    if not x.owners:
+        lines = ["No owners remembered" + ("." if all_namespaces else " in this namespace.")]
+    else:
+        rows = [[o.namespace, o.owner, str(o.ranks), str(o.pool), "-" if o.home_rate is None else f"{o.home_rate:.0%}",
+                 str(o.stats["home"] + o.stats["domain"] + o.stats["elsewhere"]), o.last_seen] for o in x.owners]
+        head = ["NAMESPACE", "OWNER", "RANKS", "POOL", "HOME-RATE", "PLACED", "LAST-SEEN"]
+        if not all_namespaces:
+            head, rows = head[1:], [r[1:] for r in rows]
+        widths = [max(len(r[i]) for r in (head, *rows)) for i in range(len(head))]
+        lines = ["   ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in (head, *rows)]
+    lines += [_line("Skipped", bad) for bad in x.unreadable]
     return "\n".join(lines)

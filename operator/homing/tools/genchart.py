@@ -30,7 +30,7 @@ def _wrap(condition: str, text: str) -> str:
     return f"{{{{- if {condition} }}}}\n{text}{{{{- end }}}}\n"
 
 
-def _with_overlay(base: dict | None, over: dict | None, marks: Placeholders) -> str:
+def _with_overlay(base: dict[str, Any] | None, over: dict[str, Any] | None, marks: Placeholders) -> str:
     """One object as the default install has it, switched as the MindCluster overlay has it."""
     if base is None:
         return _wrap(MINDCLUSTER, dump(over))
@@ -42,7 +42,7 @@ def _with_overlay(base: dict | None, over: dict | None, marks: Placeholders) -> 
         return f"{{{{- if {MINDCLUSTER} }}}}\n{dump(over)}{{{{- else }}}}\n{dump(base)}{{{{- end }}}}\n"
 
 
-def _templated(obj: dict | None, marks: Placeholders, config_map: str) -> dict | None:
+def _templated(obj: dict[str, Any] | None, marks: Placeholders, config_map: str) -> dict[str, Any] | None:
     if obj is None:
         return None
     obj = escape(obj)  # a copy, with literal braces kept literal
@@ -65,12 +65,15 @@ def _file_name(k: kustomize.Key, namespace: str) -> str:
 
 
 def render(kubectl: str, root: Path = ROOT) -> dict[str, str]:
-    """The chart's files: path inside the chart -> text."""
-    return render_objects(
+    """The chart's files: path inside the chart -> text (the repository's LICENSE among them,
+    packaged with the chart)."""
+    files = render_objects(
         kustomize.build(kubectl, root / "manifests"),
         kustomize.build(kubectl, root / "manifests" / "mindcluster"),
         yaml.safe_load((root / SETTINGS_EXAMPLE).read_text()),
     )
+    files["LICENSE"] = (root / "LICENSE").read_text()
+    return files
 
 
 def render_objects(base: list[dict[str, Any]], over: list[dict[str, Any]], example: dict[str, Any]) -> dict[str, str]:

@@ -43,7 +43,8 @@ def comments(source: str) -> dict[tuple[str, str], str]:
         for node in cls.body:
             if not (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)):
                 continue
-            above, line = [], node.lineno - 1
+            above: list[str] = []
+            line = node.lineno - 1
             while line in whole:
                 above.insert(0, whole[line])
                 line -= 1
@@ -53,7 +54,7 @@ def comments(source: str) -> dict[tuple[str, str], str]:
 
 def default_of(model: type[BaseModel], name: str) -> str:
     field = model.model_fields[name]
-    value = field.default_factory() if field.default_factory is not None else field.default
+    value = field.get_default(call_default_factory=True)
     if value is PydanticUndefined or value is None:
         return "unset"
     if isinstance(value, bool):

@@ -65,12 +65,11 @@ def template_workload(obj: dict[str, Any], marks: Placeholders, config_map: str)
 def _scope_placeholders(marks: Placeholders) -> Settings:
     """Settings whose scope fields and webhook timeout are placeholders for the chart's values."""
     defaults = Scope()
-    scope = Scope.model_construct(
-        **{
-            name: marks.inline(_dig("scope", name, getattr(defaults, name), " | quote" if name.endswith("value") else ""))
-            for name in ("namespace_label", "namespace_label_value", "pod_label")
-        }
-    )
+    placeholders: dict[str, Any] = {  # strings where the model has other types: the chart's text
+        name: marks.inline(_dig("scope", name, getattr(defaults, name), " | quote" if name.endswith("value") else ""))
+        for name in ("namespace_label", "namespace_label_value", "pod_label")
+    }
+    scope = Scope.model_construct(**placeholders)
     webhook = Webhook.model_construct(
         **{**Webhook().model_dump(), "timeout_seconds": marks.inline(_dig("webhook", "timeout_seconds", Webhook().timeout_seconds))}
     )

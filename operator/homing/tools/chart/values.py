@@ -3,13 +3,16 @@ manifests' objects, so a default install renders exactly what `kubectl apply -k`
 from __future__ import annotations
 
 import json
-from importlib.metadata import version
+import tomllib
+from pathlib import Path
 from typing import Any
 
 from homing.config import Settings
 from homing.tools.chart.placeholders import dump
 from homing.tools.chart.rules import pod_template
 
+ROOT = Path(__file__).resolve().parents[4]
+LICENSE = "Apache-2.0"  # SPDX, as pyproject.toml's `license`
 HEADER = "# Generated from manifests/ by `make manifests` (homing.tools.genchart). Do not edit.\n"
 VALUES_HEADER = HEADER + "# Defaults render the same objects as `kubectl apply -k manifests/`; docs/helm.md.\n"
 
@@ -51,11 +54,11 @@ def image_parts(image: str) -> dict[str, str]:
 
 
 def defaults(objects: list[dict[str, Any]], namespace: str) -> dict[str, Any]:
-    workloads = [o for o in objects if pod_template(o) is not None]
+    workloads = [(o, template) for o in objects if (template := pod_template(o)) is not None]
     if len(workloads) != 1:
         raise ValueError(f"expected one workload in manifests/, found {len(workloads)}: image and replicas are its values")
-    (workload,) = workloads
-    (container, *_) = pod_template(workload)["spec"]["containers"]
+    ((workload, template),) = workloads
+    (container, *_) = template["spec"]["containers"]
     return {
         "namespace": {"name": namespace, "create": True},
         "image": {**image_parts(container["image"]), "pullPolicy": container.get("imagePullPolicy", "IfNotPresent")},
@@ -97,15 +100,23 @@ def _object(properties: dict[str, Any]) -> dict[str, Any]:
     return {"type": "object", "additionalProperties": False, "required": sorted(properties), "properties": properties}
 
 
-def chart_yaml() -> str:
-    release = version("homing")
+def release(root: Path = ROOT) -> str:
+    """The release, pyproject.toml's version: the chart's version and appVersion (the image's tag)."""
+    return str(tomllib.loads((root / "pyproject.toml").read_text())["project"]["version"])
+
+
+def chart_yaml(root: Path = ROOT) -> str:
+    version = release(root)
     return HEADER + dump(
         {
             "apiVersion": "v2",
             "name": "homing",
             "description": "Sends rescheduled NPU/GPU pods back to the nodes they ran on.",
             "type": "application",
-            "version": release,
-            "appVersion": release,
+            "version": version,
+            "appVersion": version,
+            # Chart.yaml has no licence field; Artifact Hub reads this annotation. The chart
+            # also carries the LICENSE file (genchart.render).
+            "annotations": {"artifacthub.io/license": LICENSE},
         }
     )
