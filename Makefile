@@ -6,7 +6,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: all venv binaries prepare kind-images test test-local test-kind test-engine test-integration bench bench-tidal bench-demo bench-scale bench-takeover lock dashboard-snapshot demo crds config-reference manifests clean docker images kind-up kind-down kind-install kind-install-helm kind-e2e kind-pulls
+.PHONY: all venv binaries prepare kind-images test lint test-local test-kind test-engine test-integration bench bench-tidal bench-demo bench-scale bench-takeover lock dashboard-snapshot demo crds config-reference manifests clean docker images kind-up kind-down kind-install kind-install-helm kind-e2e kind-pulls
 
 all: test
 
@@ -37,7 +37,13 @@ prepare: venv
 kind-images: images
 	bash e2e/kind/build-node.sh >/dev/null
 
-test-local: venv binaries
+# Static checks (docs/dev/static-checks.md): ruff over the Python trees, mypy --strict over the
+# files pyproject.toml lists ([tool.mypy]); any finding fails `make test`.
+lint: venv
+	$(PY) -m ruff check operator tests bench e2e
+	$(PY) -m mypy
+
+test-local: venv binaries lint
 	$(PY) -m pytest -q -p no:cacheprovider
 
 # The real cluster: Docker, images and kind; the suite through its kubeconfig; homing installed by
@@ -146,4 +152,4 @@ kind-down:
 	bash e2e/kind/kind-down.sh
 
 clean:
-	rm -rf $(VENV) e2e/.bin .pytest_cache .hypothesis
+	rm -rf $(VENV) e2e/.bin .pytest_cache .hypothesis .mypy_cache .ruff_cache

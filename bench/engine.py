@@ -20,11 +20,11 @@ import tracemalloc
 from pathlib import Path
 
 from homing.config import Settings
-from homing.engine.placement.decide import decide
-from homing.engine.memory.loads import Load
 from homing.engine.identity import WorkloadIndex
 from homing.engine.memory.index import MemoryIndex
+from homing.engine.memory.loads import Load
 from homing.engine.model import ClusterSnapshot, Health, NodeState, OwnerRef
+from homing.engine.placement.decide import decide
 
 RESULTS = Path(__file__).resolve().parent / "results" / "engine.json"
 

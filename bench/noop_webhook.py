@@ -23,7 +23,6 @@ from prometheus_client import start_http_server
 
 from homing.kube.selfhealth import LoopLagMonitor
 
-
 NO_NODE = "homing-floor-no-such-node"
 TERM = {"weight": 1, "preference": {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": [NO_NODE]}]}}
 ANNOTATION = "homing.io/decision"
@@ -36,9 +35,11 @@ def patch_for(pod: dict) -> list[dict]:
            if meta.get("annotations") else {"op": "add", "path": "/metadata/annotations", "value": {ANNOTATION: "floor"}}]
     node = (spec.get("affinity") or {}).get("nodeAffinity")
     if not spec.get("affinity"):
-        ops.append({"op": "add", "path": "/spec/affinity", "value": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [TERM]}}})
+        ops.append({"op": "add", "path": "/spec/affinity",
+                    "value": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [TERM]}}})
     elif node is None:
-        ops.append({"op": "add", "path": "/spec/affinity/nodeAffinity", "value": {"preferredDuringSchedulingIgnoredDuringExecution": [TERM]}})
+        ops.append({"op": "add", "path": "/spec/affinity/nodeAffinity",
+                    "value": {"preferredDuringSchedulingIgnoredDuringExecution": [TERM]}})
     elif node.get("preferredDuringSchedulingIgnoredDuringExecution") is None:
         ops.append({"op": "add", "path": "/spec/affinity/nodeAffinity/preferredDuringSchedulingIgnoredDuringExecution", "value": [TERM]})
     else:

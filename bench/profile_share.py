@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 from collections import Counter
 
-
 OTHER_THREAD = "Thread._bootstrap"  # the first frame of every thread but the main one
 
 

@@ -9,9 +9,9 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 
 from homing.config import Settings
+from homing.engine.cluster.topology.sources import TopologySources
 from homing.engine.memory.entries import FaultMark, OwnerMemory, RankEntry, Stats
 from homing.engine.model import OwnerRef
-from homing.engine.cluster.topology.sources import TopologySources
 from homing.kube.client import MERGE_PATCH, Kube, KubeError
 from homing.placementmemory import GROUP, PLURAL, VERSION, encode, resource_body, shard_name, snapshot
 from homing_e2e.fake_kubelet import FAKE_NODE_LABEL

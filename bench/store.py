@@ -21,15 +21,7 @@ from pathlib import Path
 
 from homing.engine.memory.entries import FaultMark, OwnerMemory, PoolEntry, RankEntry, Stats
 from homing.engine.model import OwnerRef
-from homing.placementmemory import (
-    MIB,
-    PlacementMemoryStatus,
-    decode,
-    encode,
-    legacy_status,
-    resource_body,
-    snapshot,
-)
+from homing.placementmemory import MIB, PlacementMemoryStatus, decode, encode, legacy_status, resource_body, snapshot
 
 RESULTS = Path(__file__).resolve().parent / "results" / "store.json"
 NOW = 1_800_000_000.0

@@ -124,7 +124,8 @@ DAYS = {
     # training), the nights scaled in at once as an HPA without a scale-down policy does
     # (`-stepped-scale-in` for the steps).
     "crowded": Day("reclaim", 6, SHARED_TRAINS,
-                   "crowded reclaim tide (two queues), 6-rank gangs over three shared images, two inference services, peak over the free room",
+                   "crowded reclaim tide (two queues), 6-rank gangs over three shared images, two inference services, "
+                   "peak over the free room",
                    CROWDED_VARIANTS, CROWDED_VARIANTS, **CROWDED),
     "crowded-solo": Day("reclaim", 6, SOLO_TRAINS,
                         "the crowded day with one image per gang (six, overflowing the node's disk)",
@@ -232,7 +233,8 @@ async def day(c: TidalCluster, d: Day, scale_in_step: int = 0, marks: bool = Fal
     c.recorder.phase = "faults"
     for node in faulty:
         await c.fault(node, down=True)
-    await c.settle(quiet=4, at_least=20)  # tainted at once, evicted 5 s later (the second node up to 10 s after: eviction rate), jobs restart
+    # tainted at once, evicted 5 s later (the second node up to 10 s after: eviction rate), jobs restart
+    await c.settle(quiet=4, at_least=20)
     restarts = await c.count_restarts("faults", restarts)
     log(f"  faults: {faulty} NotReady{await unbound(c, 'faults')}")
     c.recorder.phase = "recovery"
@@ -447,7 +449,8 @@ def medians(repeats: list[dict]) -> dict:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             values = [r[field] for r in repeats if r.get(field) is not None]
             out[field] = round(statistics.median(values), 4) if values else None
-    for field in ("misses", "by_phase", "pulls_by_phase", "restarts_by_phase", "unbound_by_phase", "resumed_by_phase"):  # counts: summed over the repeats
+    # counts: summed over the repeats
+    for field in ("misses", "by_phase", "pulls_by_phase", "restarts_by_phase", "unbound_by_phase", "resumed_by_phase"):
         out[field] = add_counts(r.get(field) or {} for r in repeats)
     out["repeats"] = repeats
     return out
@@ -643,7 +646,8 @@ def table(data: dict) -> str:
                       "count it); gang restarts; training ranks with no node as the step ended (a gang not yet "
                       "brought back: its re-placements count in no rate); restarts stuck in Volcano's job controller that "
                       "the harness resumed (RestartJob command, not counted as restarts)", "",
-                      "| variant | step | re-placements | home | feasible | home not free because | pulls first / re (cold) | restarts | ranks not bound at the end | stuck restarts resumed |",
+                      "| variant | step | re-placements | home | feasible | home not free because | pulls first / re (cold) | restarts "
+                      "| ranks not bound at the end | stuck restarts resumed |",
                       "|---|---|---|---|---|---|---|---|---|---|"]
             for name, r in runs.items():
                 phases = set().union(*(r.get(f) or {} for f in ("by_phase", "pulls_by_phase", "restarts_by_phase", "unbound_by_phase",
@@ -747,8 +751,11 @@ async def main() -> None:
     ap.add_argument("--skip-large", action="store_true")
     ap.add_argument("--render-only", action="store_true", help="redraw the table and chart from the results file")
     ap.add_argument("--variants", nargs="+",
-                    help="default: the day's own (VARIANTS, KUBE_VARIANTS); also volcano+homing-no-<part> (parts: " + ", ".join(ABLATIONS) + ")"
-                    ", volcano+gangpreempt" + NOOP + " (a no-op webhook in homing's place), " + PATCHING + " (one that patches, placing nothing), and any variant with a cluster setting's suffix (" + ", ".join(SETTINGS) + ")")
+                    help="default: the day's own (VARIANTS, KUBE_VARIANTS); also volcano+homing-no-<part> (parts: "
+                    + ", ".join(ABLATIONS) + ")"
+                    ", volcano+gangpreempt" + NOOP + " (a no-op webhook in homing's place), " + PATCHING
+                    + " (one that patches, placing nothing), and any variant with a cluster setting's suffix ("
+                    + ", ".join(SETTINGS) + ")")
     ap.add_argument("--out", default="tidal.json", help="results file under bench/results/")
     ap.add_argument("--merge", nargs="+", metavar="FILE", help="combine the repeats of earlier results files into --out")
     args = ap.parse_args()

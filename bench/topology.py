@@ -163,7 +163,7 @@ def after(nodes: list[dict], hypernodes: list[dict], runs: int) -> dict:
     at_once = []
     for _ in range(runs):
         src = with_nodes(TopologySources, nodes)
-        at_once.append(timed(lambda: src.hypernodes_listed(hypernodes)))
+        at_once.append(timed(lambda: src.hypernodes_listed(hypernodes)))  # noqa: B023 (called before src changes)
     src = with_nodes(TopologySources, nodes)
     events = [timed(lambda hn=hn: src.hypernode_changed(hn)) for hn in hypernodes]
     moved = node_name(0, 1)

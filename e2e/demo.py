@@ -39,7 +39,7 @@ class Layout:
     inference: frozenset[str]
 
     @staticmethod
-    def drawn(seed: int) -> "Layout":
+    def drawn(seed: int) -> Layout:
         nodes = [f"npu-{i:03d}" for i in range(NODES)]
         rng = random.Random(seed)
         rng.shuffle(nodes)

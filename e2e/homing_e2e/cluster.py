@@ -110,7 +110,7 @@ class LocalControlPlane:
             time.sleep(0.2)
         raise TimeoutError(f"{name} not ready after {timeout}s; see {self.workdir / (name + '.log')}")
 
-    def start(self) -> "LocalControlPlane":
+    def start(self) -> LocalControlPlane:
         pki = make_pki(self.workdir / "pki")
         etcd_port, peer_port, api_port = free_port(), free_port(), free_port()
         etcd_url = self.etcd_url = f"http://127.0.0.1:{etcd_port}"

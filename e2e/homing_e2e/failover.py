@@ -146,7 +146,8 @@ async def remembered_workload(
 
 
 @contextlib.asynccontextmanager
-async def remembered(kube: Kube, kubeconfig: Path, name: str, homes: int, spare: int) -> AsyncIterator[tuple[OperatorReplicas, str, Workload]]:
+async def remembered(kube: Kube, kubeconfig: Path, name: str, homes: int,
+                     spare: int) -> AsyncIterator[tuple[OperatorReplicas, str, Workload]]:
     """Replicas and a remembered workload for one scenario; the replicas stop at the end."""
     replicas, ns = await replica_set(kube, kubeconfig, name)
     try:
@@ -207,7 +208,7 @@ class Creator:
                 self.result.failed_creations += 1
 
     async def run(self, rate: float, count: int | None = None, until: asyncio.Event | None = None,
-                  at: dict[int, "asyncio.Future | None"] | None = None) -> int:
+                  at: dict[int, asyncio.Future | None] | None = None) -> int:
         """Pods 0, 1, ... at `rate` per second, `count` of them or until `until` is set."""
         started, tasks, i = time.monotonic(), [], 0
         while (count is None or i < count) and not (until is not None and until.is_set()):

@@ -11,7 +11,7 @@ FAKE_NODE_LABEL = "homing.io/e2e-fake-node"
 
 
 def _now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def running_status(pod: dict) -> dict:

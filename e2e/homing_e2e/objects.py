@@ -71,7 +71,8 @@ def node_status(ready: bool, npus: int = 8) -> dict:
     return {
         "capacity": {NPU: str(npus), "cpu": "192", "memory": "2Ti", "pods": "110"},
         "allocatable": {NPU: str(npus), "cpu": "192", "memory": "2Ti", "pods": "110"},
-        "conditions": [{"type": "Ready", "status": "True" if ready else "False", "reason": "HarnessSet", "message": "set by the test harness"}],
+        "conditions": [{"type": "Ready", "status": "True" if ready else "False", "reason": "HarnessSet",
+                        "message": "set by the test harness"}],
     }
 
 
@@ -149,7 +150,8 @@ async def pod(
 
 
 async def bind(kube: Kube, ns: str, name: str, node_name: str) -> None:
-    body = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name}, "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
+    body = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
     await kube.request("POST", f"/api/v1/namespaces/{ns}/pods/{name}/binding", body=body)
 
 

@@ -17,7 +17,7 @@ def _pem_key(key) -> bytes:
 
 
 def _cert(subject, issuer, key_public, signer, *, ca=False, sans=(), usage=None):
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     builder = (
         x509.CertificateBuilder()
         .subject_name(subject)

@@ -18,8 +18,9 @@ STRATEGIC = "application/strategic-merge-patch+json"
 
 
 def _ready_status() -> dict:
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    conditions = [{"type": t, "status": "True", "lastTransitionTime": now} for t in ("PodScheduled", "Initialized", "ContainersReady", "Ready")]
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    conditions = [{"type": t, "status": "True", "lastTransitionTime": now}
+                  for t in ("PodScheduled", "Initialized", "ContainersReady", "Ready")]
     return {"status": {"phase": "Running", "conditions": conditions, "startTime": now}}
 
 

@@ -48,9 +48,10 @@ class KubeScheduler:
         self.log = workdir / "kube-scheduler.log"
         self.proc: subprocess.Popen | None = None
 
-    def start(self) -> "KubeScheduler":
+    def start(self) -> KubeScheduler:
         self.proc = subprocess.Popen(
-            [str(BIN_DIR / "kube-scheduler"), f"--config={self.config}", "--bind-address=127.0.0.1", f"--secure-port={free_port()}", "--v=1"],
+            [str(BIN_DIR / "kube-scheduler"), f"--config={self.config}", "--bind-address=127.0.0.1",
+             f"--secure-port={free_port()}", "--v=1"],
             stdout=open(self.log, "wb"), stderr=subprocess.STDOUT, start_new_session=True,
         )
         time.sleep(0.5)

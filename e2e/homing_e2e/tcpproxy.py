@@ -44,7 +44,7 @@ class TcpProxy:
         self._proc: subprocess.Popen | None = None
         self._lock = threading.Lock()  # one backends update and its answer at a time
 
-    def start(self) -> "TcpProxy":
+    def start(self) -> TcpProxy:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")])}
         self._proc = subprocess.Popen(
             [sys.executable, "-m", "homing_e2e.tcpproxy", "--host", self.host, "--port", str(self.port),
@@ -110,7 +110,7 @@ class _Proxy:
         for backend in self._order():
             try:
                 up_reader, up_writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", backend.port), 1.0)
-            except (OSError, asyncio.TimeoutError):
+            except (TimeoutError, OSError):
                 continue
             back = _lagged_pipe(up_reader, writer, self.lag_s) if self.lag_s else _pipe(up_reader, writer)
             await asyncio.gather(_pipe(reader, up_writer), back, return_exceptions=True)

@@ -21,8 +21,7 @@ from homing.engine.cluster.health import UNHEALTHY_TAINTS
 from homing.engine.replicas.deletion_cost import ANNOTATION as DELETION_COST, is_mark
 from homing.kube.client import MERGE_PATCH, Kube, KubeError
 from homing.kube.reflector import Reflector
-from homing_e2e import kube_gangs
-from homing_e2e import objects as o
+from homing_e2e import kube_gangs, objects as o
 from homing_e2e.cluster import LocalControlPlane, free_port
 from homing_e2e.imagecache import ImageCache
 from homing_e2e.modules import pinned_dir
@@ -65,7 +64,8 @@ class Replacement:
     feasible: bool
     at: float
     phase: str = ""  # the day's step it happened in
-    blocked: str = ""  # why home was not feasible: held-by-ranked/-pool (a training rank or a replica is on it), not-ready, gone, just-freed, same-cycle
+    # why home was not feasible: held-by-ranked/-pool (a training rank or a replica is on it), not-ready, gone, just-freed, same-cycle
+    blocked: str = ""
     reason: str = ""  # homing's decision reason for the pod, when it made one
     free_homes: set[str] = field(default_factory=set)  # a feasible miss: the homes that were free when it bound
     holders: set[str] = field(default_factory=set)  # held-by-*: the pods on the home then (uids)
@@ -79,7 +79,8 @@ def preferred_terms(pod: dict) -> list[tuple[int, set[str]]]:
     for t in terms:
         pref = t.get("preference") or {}
         names = {v for e in (pref.get("matchFields") or []) + (pref.get("matchExpressions") or [])
-                 if e.get("key") in ("metadata.name", "kubernetes.io/hostname") and e.get("operator") == "In" for v in e.get("values") or []}
+                 if e.get("key") in ("metadata.name", "kubernetes.io/hostname") and e.get("operator") == "In"
+                 for v in e.get("values") or []}
         out.append((int(t.get("weight", 0)), names))
     return out
 
@@ -105,7 +106,8 @@ class PodSeen:
     warm_room: set[str] = field(default_factory=set)  # a re-placement: nodes holding its image it could have taken (see _warm_room)
     warm_at_bind: frozenset[str] = frozenset()  # those nodes as it bound, before the same cycle's binds were known
     claimed_at_bind: frozenset[str] = frozenset()  # of those, a waiting rank's home: homing never offers one as warm
-    taken_by: dict[str, str] = field(default_factory=dict)  # of those, the ones other pods took in the same cycle -> what took them (TAKERS)
+    # of those, the ones other pods took in the same cycle -> what took them (TAKERS)
+    taken_by: dict[str, str] = field(default_factory=dict)
     reason: str = ""  # homing's decision reason, when it made one
     preferred: list[tuple[int, set[str]]] = field(default_factory=list)  # its preferred node terms: (weight, node names)
     cost: str | None = None  # its pod-deletion-cost annotation (homing's scale-in mark, or a user's cost), if any
@@ -488,7 +490,8 @@ class Recorder:
             why = {} if outcome == "home" else {n: self._blocked(n, uid, seen.npus) for n in sorted(homes)}
             free = {n for n, b in why.items() if not b}
             blocked = "" if outcome == "home" or free else min(why.values())
-            self.replacements.append(Replacement(key, None, node, outcome, not blocked, time.monotonic(), self.phase, blocked, free_homes=free))
+            self.replacements.append(Replacement(key, None, node, outcome, not blocked, time.monotonic(), self.phase, blocked,
+                                                 free_homes=free))
         pool.add(node)
 
     def _domain(self, home: str, node: str) -> str:
@@ -685,7 +688,7 @@ class TidalCluster:
     def node_names(self) -> list[str]:
         return [f"npu-{i:03d}" for i in range(self.superpods * NODES_PER_SUPERPOD)]
 
-    async def start(self) -> "TidalCluster":
+    async def start(self) -> TidalCluster:
         (self.workdir / "cp").mkdir(parents=True, exist_ok=True)
         self.cp.start()
         kube = self.kube = await Kube.connect(str(self.cp.kubeconfig))
@@ -890,7 +893,8 @@ class TidalCluster:
             "jobs": {j["metadata"]["name"]: (j.get("status") or {}).get("state", {}).get("phase")
                      or [c.get("type") for c in (j.get("status") or {}).get("conditions") or ()] for j in jobs.get("items") or ()},
             "podgroups": {g["metadata"]["name"]: [(g.get("status") or {}).get("phase"),
-                                                  [c.get("reason") or c.get("message") for c in (g.get("status") or {}).get("conditions") or ()]]
+                                                  [c.get("reason") or c.get("message")
+                                                   for c in (g.get("status") or {}).get("conditions") or ()]]
                           for g in groups.get("items") or ()},
         }
 

@@ -18,13 +18,11 @@ import yaml
 
 from homing.config import Labels
 from homing.kube.client import Kube
-from homing_e2e import kube_gangs
-from homing_e2e import objects as o
+from homing_e2e import kube_gangs, objects as o
 from homing_e2e.cluster import BIN_DIR, E2E_DIR, LocalControlPlane, free_port
 from homing_e2e.modules import pinned_dir
 from homing_e2e.operator_process import scrape
-from homing_e2e.scheduler import PROFILE as SCHEDULER_PROFILE
-from homing_e2e.scheduler import config_text as scheduler_config_text
+from homing_e2e.scheduler import PROFILE as SCHEDULER_PROFILE, config_text as scheduler_config_text
 
 NPU = "huawei.com/Ascend910"
 TIDAL_MANIFESTS = E2E_DIR.parent / "manifests" / "tidal"
@@ -343,7 +341,8 @@ class MindClusterVolcano(Volcano):
         items = list(digest.items())
         for n, at in enumerate(range(0, len(items), CLUSTERD_NODES_PER_CM)):
             cm = f"cluster-info-device-{n}"
-            await create_configmap(kube, MINDX_NS, cm, {CLUSTERD_CONSUMER: "true"}, {cm: json.dumps(dict(items[at:at + CLUSTERD_NODES_PER_CM]))})
+            await create_configmap(kube, MINDX_NS, cm, {CLUSTERD_CONSUMER: "true"},
+                                   {cm: json.dumps(dict(items[at:at + CLUSTERD_NODES_PER_CM]))})
 
     def training(self, name: str, ns: str, replicas: int, image: str, annotations: dict[str, str]) -> list[tuple[str, dict]]:
         """Volcano's training job as MindCluster's examples write one: the product label on the

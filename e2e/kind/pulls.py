@@ -23,8 +23,7 @@ import subprocess
 import sys
 import time
 
-from kindkube import (E2E, KUBECONFIG, NPU, RESTRICTED, cordon, decision_reason, delete_namespace, fresh_namespace, go_seconds,
-                      report, workers)
+from kindkube import KUBECONFIG, NPU, RESTRICTED, cordon, decision_reason, delete_namespace, fresh_namespace, go_seconds, report, workers
 
 from homing.kube.client import Kube, KubeError
 from homing_e2e.imagecache import pull_minutes
@@ -95,7 +94,8 @@ async def start(kube: Kube, label: str, old_uid: str | None) -> dict:
             break
         await asyncio.sleep(0.5)
     print(f"{label:>6}: on {row['node']}, running {to_running} s after it appeared; "
-          + (f"pulled in {row['pull_s']} s" if row["pulled"] else "no pull (image present)" if row["present"] else "no pull event"), flush=True)
+          + (f"pulled in {row['pull_s']} s" if row["pulled"] else "no pull (image present)" if row["present"] else "no pull event"),
+          flush=True)
     return row
 
 

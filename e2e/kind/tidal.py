@@ -164,9 +164,11 @@ async def main() -> int:
         await kube.close()
     day = runs["homing"]
     problems = [
-        *(f"rank {r} did not go home: {day['homes'][r]} then {day['after'][r]}" for r in day["homes"] if day["after"][r] != day["homes"][r]),
+        *(f"rank {r} did not go home: {day['homes'][r]} then {day['after'][r]}"
+          for r in day["homes"] if day["after"][r] != day["homes"][r]),
         *(f"homing's decision for rank {r} was {reason!r}, not its home" for r, reason in day["decisions"].items() if reason != "home"),
-        *([f"inference ran on {day['inference_node']}, no training home: nothing was preempted"] if day["inference_node"] not in day["homes"].values() else []),
+        *([f"inference ran on {day['inference_node']}, no training home: nothing was preempted"]
+          if day["inference_node"] not in day["homes"].values() else []),
         *(["the Job did not restart as a gang"] if day["gang_restarts"] < 1 else []),
     ]
     return report("kind-tidal.json", runs, problems)

@@ -34,10 +34,8 @@ class Weights(BaseModel):
     pool_other: int = 50  # the pool's other free homes
 
     @model_validator(mode="after")
-    def _keeps_order(self) -> "Weights":
-        from homing.engine.placement.weights import order_violations
-
-        from homing.engine.placement.weights import free_room_weight
+    def _keeps_order(self) -> Weights:
+        from homing.engine.placement.weights import free_room_weight, order_violations
 
         self.free_room = free_room_weight(self)
         problems = order_violations(self)
@@ -197,7 +195,7 @@ class Replicas(BaseModel):
     handover_grace_seconds: float = 10.0
 
     @model_validator(mode="after")
-    def _client_go_rules(self) -> "Replicas":
+    def _client_go_rules(self) -> Replicas:
         from homing.engine.replicas.leadership import Timings
 
         Timings(self.lease_seconds, self.renew_seconds, self.retry_seconds)  # raises when they could overlap
@@ -230,7 +228,7 @@ class Settings(BaseSettings):
     log_level: str = "info"  # debug, info, warning or error
 
     @model_validator(mode="after")
-    def _shard_names(self) -> "Settings":
+    def _shard_names(self) -> Settings:
         if self.shard:
             w = self.webhook
             if "configuration_name" not in w.model_fields_set:

@@ -17,7 +17,6 @@ import jsonpatch
 import kopf
 import orjson
 import pytest
-
 from prometheus_client import REGISTRY
 
 from homing.config import Webhook
@@ -49,7 +48,7 @@ class Served:
         self.fn, self.port, self.draining = fn, free_port(), False
         self.server = AdmissionServer("127.0.0.1", self.port, None, draining=lambda: self.draining, limits=limits or Webhook())
 
-    async def __aenter__(self) -> "Served":
+    async def __aenter__(self) -> Served:
         self.configs = self.server(self.fn)
         self.config = await self.configs.__anext__()
         return self

@@ -4,13 +4,13 @@ pod."""
 from __future__ import annotations
 
 import pytest
+from tests.engine.helpers import NOW, owner, pod
 
 from homing.config import Settings
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import Health, NodeState
 from homing.kube.admitter import Admitter
 from homing.kube.cluster import ClusterState
-from tests.engine.helpers import NOW, owner, pod
 
 JOB = owner(kind="Job", name="train")
 
@@ -51,9 +51,9 @@ def test_a_patch_that_cannot_be_built_admits_the_pod_unchanged(affinity):
 def test_the_admitted_log_line_names_the_bursts_victim():
     """An operator reading the logs sees which workload a burst agreed to displace (behaviour.md "Beyond the home")."""
     from structlog.testing import capture_logs
+    from tests.engine.test_displacement import replica
 
     from homing.engine.memory.loads import Load
-    from tests.engine.test_displacement import replica
 
     settings = Settings()
     index, cluster = MemoryIndex(), ClusterState(settings)

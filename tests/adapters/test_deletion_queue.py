@@ -4,8 +4,8 @@ creation, as Volcano orders equal-priority jobs; the place goes when the pod bin
 from __future__ import annotations
 
 from homing.config import Settings
-from homing.engine.replicas.deletion_cost import Queued
 from homing.engine.memory.index import MemoryIndex
+from homing.engine.replicas.deletion_cost import Queued
 from homing.kube.cluster import ClusterState
 from homing.kube.pods import PodObserver
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import gc
 
 import pytest
-
-from homing.engine.memory.entries import RankEntry
 from prometheus_client import REGISTRY
 
+from homing.engine.memory.entries import RankEntry
 from homing.kube import gcpause
 
 

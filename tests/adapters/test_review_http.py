@@ -11,8 +11,7 @@ import time
 
 import orjson
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from homing.config import Webhook
 
@@ -229,7 +228,8 @@ def test_connections_beyond_the_cap_are_closed_at_once_and_the_server_serves_aga
 @pytest.mark.timeout(30)
 def test_a_connection_that_sent_its_byte_cap_is_closed_after_the_answer_in_progress():
     request = sized(padded(2048))
-    with ServerThread(limits=Webhook(read_timeout_seconds=READ, idle_timeout_seconds=IDLE, max_connection_bytes=len(request) * 3 // 2)) as s:
+    limits = Webhook(read_timeout_seconds=READ, idle_timeout_seconds=IDLE, max_connection_bytes=len(request) * 3 // 2)
+    with ServerThread(limits=limits) as s:
         sock = socket.create_connection(("127.0.0.1", s.port), timeout=WAIT)
         try:
             raw = b""

@@ -43,7 +43,7 @@ async def test_loop_survives_a_timeout_error_and_keeps_working() -> None:
     async def flush_forever() -> None:
         if not ticks:
             ticks.append(time.monotonic())
-            raise asyncio.TimeoutError()  # what once killed the flush loop for good
+            raise TimeoutError()  # what once killed the flush loop for good
         while True:
             ticks.append(time.monotonic())
             await asyncio.sleep(0.01)
@@ -170,7 +170,7 @@ async def test_the_liveness_probe_fails_with_the_reason_and_kopf_answers_500(mon
     monkeypatch.setattr(selfhealth, "current", sup)
 
     async def sweep() -> None:
-        raise asyncio.TimeoutError()
+        raise TimeoutError()
 
     await asyncio.wait_for(sup.spawn("sweep", sweep, restart=False), 2)
     with pytest.raises(kopf.PermanentError) as failed:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pydantic
 import pytest
 import yaml
 
@@ -61,5 +62,5 @@ def test_the_check_would_see_a_service_link():
     assert env["HOMING_METRICS_PORT"].startswith("tcp://")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("HOMING_METRICS_PORT", env["HOMING_METRICS_PORT"])
-        with pytest.raises(Exception):
+        with pytest.raises(pydantic.ValidationError):
             Settings()

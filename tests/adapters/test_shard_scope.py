@@ -37,7 +37,8 @@ def test_a_shard_names_its_own_objects_unless_they_are_set():
     given = shard("a", webhook={"configuration_name": "mine"}, scope={"pod_opt_in": True})
     assert given.webhook.configuration_name == "mine" and given.scope.pod_opt_in
     plain = Settings()
-    assert (plain.webhook.configuration_name, plain.shard_name("homing-leader"), plain.scope.pod_opt_in) == ("homing", "homing-leader", True)
+    assert (plain.webhook.configuration_name, plain.shard_name("homing-leader"), plain.scope.pod_opt_in) == (
+        "homing", "homing-leader", True)
 
 
 def test_a_shard_name_must_fit_in_resource_names():

@@ -14,13 +14,12 @@ import pytest
 from prometheus_client import REGISTRY
 from structlog.testing import capture_logs
 
+from homing import placementmemory
 from homing.engine.memory.entries import FaultMark, OwnerMemory, PoolEntry, RankEntry, Stats
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import OwnerRef
+from homing.kube import loader as loader_module, store as store_module
 from homing.kube.client import KubeError
-from homing import placementmemory
-from homing.kube import loader as loader_module
-from homing.kube import store as store_module
 from homing.kube.store import Store
 from homing.placementmemory import resource_name
 
@@ -280,7 +279,7 @@ async def test_a_successful_write_resets_the_backoff():
 
 
 @pytest.mark.parametrize("error", [
-    asyncio.TimeoutError(), aiohttp.ClientConnectionError("reset"), aiohttp.ServerDisconnectedError(),
+    TimeoutError(), aiohttp.ClientConnectionError("reset"), aiohttp.ServerDisconnectedError(),
     KubeError(503, "unavailable"), RuntimeError("a bug"),
 ], ids=["timeout", "connection", "disconnected", "503", "bug"])
 async def test_flush_never_raises_and_keeps_the_owner_dirty(error):
@@ -291,7 +290,7 @@ async def test_flush_never_raises_and_keeps_the_owner_dirty(error):
     assert index.dirty == {mem.owner.key, f"{mem.owner.namespace}/uid-other"}
 
 
-@pytest.mark.parametrize("error", [asyncio.TimeoutError(), aiohttp.ClientConnectionError("reset"), KubeError(500, "x")],
+@pytest.mark.parametrize("error", [TimeoutError(), aiohttp.ClientConnectionError("reset"), KubeError(500, "x")],
                          ids=["timeout", "connection", "500"])
 async def test_delete_never_raises(error):
     """Before: a TimeoutError out of delete ended the sweeper for the life of the process."""

@@ -5,6 +5,8 @@ nothing there; another namespace's claims neither steer a pod nor mark a replica
 deletion unless tenants share nodes."""
 from __future__ import annotations
 
+from tests.engine.helpers import NOW
+
 from homing.config import Settings
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import Health, NodeState
@@ -12,7 +14,6 @@ from homing.kube.admitter import Admitter
 from homing.kube.cluster import ClusterState
 from homing.kube.deletion_marks import DeletionMarks
 from homing.kube.pods import PodObserver
-from tests.engine.helpers import NOW
 
 A, B = "team-a", "team-b"
 NPU = "huawei.com/Ascend910"

@@ -47,5 +47,5 @@ def test_expiry_margin_is_a_month():
     files = tls.new_files(HOSTS, days=31)
     assert tls.usable(files, HOSTS)
     cert = x509.load_pem_x509_certificate(files["tls.crt"])
-    left = cert.not_valid_after_utc - datetime.datetime.now(datetime.timezone.utc)
+    left = cert.not_valid_after_utc - datetime.datetime.now(datetime.UTC)
     assert left > tls.RENEW_BEFORE

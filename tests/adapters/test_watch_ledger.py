@@ -4,8 +4,7 @@ comes back, and a change the watch never sent marks it behind until it sends aga
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from homing.kube.watchledger import Ledger, newer
 

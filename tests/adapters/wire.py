@@ -87,7 +87,7 @@ class ServerThread:
         await self.stop.wait()
         await configs.aclose()
 
-    def __enter__(self) -> "ServerThread":
+    def __enter__(self) -> ServerThread:
         self.thread.start()
         if not self.ready.wait(10) or self.error is not None:
             raise RuntimeError(f"the server did not start: {self.error!r}")

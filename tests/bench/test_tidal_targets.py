@@ -190,7 +190,8 @@ async def test_volcanos_sessions_and_each_action_are_read_from_its_metrics(tidal
         "# TYPE volcano_action_scheduling_latency_milliseconds histogram",
         *[f'volcano_action_scheduling_latency_milliseconds_bucket{{action="{a}",le="{le}"}} {n}'
           for a, rows in (("allocate", (("1", 2), ("+Inf", 4))), ("gangpreempt", (("1", 4), ("+Inf", 4)))) for le, n in rows],
-        *[f'volcano_action_scheduling_latency_milliseconds_{x}{{action="{a}"}} 4' for a in ("allocate", "gangpreempt") for x in ("sum", "count")],
+        *[f'volcano_action_scheduling_latency_milliseconds_{x}{{action="{a}"}} 4'
+          for a in ("allocate", "gangpreempt") for x in ("sum", "count")],
         "",
     ])
 

@@ -8,10 +8,10 @@ import jsonpatch
 import pytest
 
 from homing.config import Bounds, Settings
-from homing.engine.placement.decide import decide
 from homing.engine.identity import WorkloadIndex
 from homing.engine.memory import LivePod, MemoryIndex
 from homing.engine.model import Health
+from homing.engine.placement.decide import decide
 
 from .helpers import NOW, PREFERRED, owner, pod, snapshot
 

@@ -3,13 +3,13 @@ plain decisions and pods; the index shows each part and nothing more."""
 from __future__ import annotations
 
 import pytest
+from tests.engine.helpers import NOW, owner, pod
 
 from homing.config import Settings
 from homing.engine.memory.index import MemoryIndex
+from homing.engine.memory.loads import Burst
 from homing.engine.placement.admitted import admitted, apply
 from homing.engine.placement.decide import Decision
-from homing.engine.memory.loads import Burst
-from tests.engine.helpers import NOW, owner, pod
 
 POOL = owner(kind="ReplicaSet", name="qwen")
 

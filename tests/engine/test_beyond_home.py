@@ -2,16 +2,18 @@
 the strategies build from them. Table-driven; no cluster."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from homing.config import Preferences, Settings
-from homing.engine.memory import lifecycle
-from homing.engine.placement.decide import decide
-from homing.engine.identity import WorkloadIndex
 from homing.engine.cluster.images import node_images, normalise, pod_images
+from homing.engine.identity import WorkloadIndex
+from homing.engine.identity.podview import pod_view
+from homing.engine.memory import lifecycle
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import ClusterSnapshot, Health, NodeState
-from homing.engine.identity.podview import pod_view
+from homing.engine.placement.decide import decide
 
 from .helpers import NOW, bind, owner, pod
 
@@ -230,7 +232,7 @@ def test_a_pod_without_home_steered_to_a_warm_node_is_reported(node, prefer, eff
     index, job = MemoryIndex(), owner(kind="Job", uid="pw")
     p = _ranked_pod(job)
     p["metadata"]["uid"] = "pw-0"
-    p["metadata"]["annotations"]["homing.io/decision"] = '{"prefer": %s}' % str(prefer).replace("'", '"')
+    p["metadata"]["annotations"]["homing.io/decision"] = json.dumps({"prefer": prefer})
     bind(p, node)
     effects = lifecycle.observe(index, "ADDED", pod_view(p, WorkloadIndex(), 10**6), _cluster(), NOW, lifecycle.Policy())
     assert [e for e in effects if isinstance(e, lifecycle.PlacedWarm)] == ([effect] if effect else [])

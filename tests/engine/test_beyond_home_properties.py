@@ -8,15 +8,13 @@ from __future__ import annotations
 import random
 
 import jsonpatch
-from hypothesis import given
-from hypothesis import settings as hsettings
-from hypothesis import strategies as st
+from hypothesis import given, settings as hsettings, strategies as st
 
 from homing.config import Settings
-from homing.engine.placement.decide import decide
 from homing.engine.identity import WorkloadIndex
 from homing.engine.memory.index import LivePod, MemoryIndex
 from homing.engine.model import ClusterSnapshot, Health, NodeState
+from homing.engine.placement.decide import decide
 
 from .helpers import NOW, PREFERRED, k8s_scores, owner, pod
 

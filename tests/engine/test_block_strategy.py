@@ -9,11 +9,11 @@ import jsonpatch
 import pytest
 
 from homing.config import Settings
-from homing.engine.placement.decide import decide
 from homing.engine.identity import WorkloadIndex
 from homing.engine.memory import MemoryIndex
 from homing.engine.memory.index import LivePod
 from homing.engine.model import ClusterSnapshot, DomainExpr, Health, NodeState, Operator
+from homing.engine.placement.decide import decide
 
 from .helpers import HOSTNAME, NOW, PREFERRED, npu_pod, owner, podgroup
 
@@ -306,7 +306,7 @@ def test_bad_topology_warns_and_keeps_node_terms():
 def test_home_allocatable_sets_nodes_per_block():
     """sp-block 32 on 16-NPU nodes (no convention on the pod) is a block of 2 nodes."""
     nodes = {}
-    for name, (rack, sp) in LAYOUT.items():
+    for name, (_rack, sp) in LAYOUT.items():
         nodes[name] = NodeState(name, H, (("superPod", sp),), (("superPod", SP_KEY),), 16)
     snap = ClusterSnapshot(nodes)
     # ranks 0, 1 in S1; ranks 2, 3 in S2: with blocks of 2 nodes, rank 3's block is {2, 3}

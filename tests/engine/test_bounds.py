@@ -7,6 +7,7 @@ from pydantic import ValidationError
 
 from homing.config import Bounds, Settings
 from homing.engine.model import DomainExpr, Health, Operator
+from homing.engine.placement.job_kinds.levels import JobTopology, Level
 from homing.engine.placement.rules.avoid_fault import avoid_term
 from homing.engine.placement.rules.domain import domain_term
 from homing.engine.placement.rules.home import home_term
@@ -14,7 +15,6 @@ from homing.engine.placement.rules.keep_clear import keep_clear_term
 from homing.engine.placement.rules.pool import other_homes_term, promised_home_term
 from homing.engine.placement.strategies import node_strategy, pool_strategy
 from homing.engine.placement.strategies.blocks import block_domains
-from homing.engine.placement.job_kinds.levels import JobTopology, Level
 
 from .helpers import HOSTNAME, NOW, context, memory, snapshot, topo_memory
 

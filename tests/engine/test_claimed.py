@@ -6,14 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pytest
+from hypothesis import given, settings as hsettings, strategies as st
 
 from homing.config import Preferences, Settings
-from homing.engine.placement.decide import decide
-from homing.engine.placement.claimed import claimants_by_node, claimed_homes
-from homing.engine.memory.siblings import sibling_homes
 from homing.engine.identity import WorkloadIndex
 from homing.engine.memory.index import LivePod, MemoryIndex
+from homing.engine.memory.siblings import sibling_homes
 from homing.engine.model import ClusterSnapshot, Health, NodeState
+from homing.engine.placement.claimed import claimants_by_node, claimed_homes
+from homing.engine.placement.decide import decide
 
 from .helpers import NOW, by_role, npu_pod, owner
 
@@ -202,10 +203,6 @@ def test_tenant_strict_image_warm_reads_only_the_namespaces_own_memory():
 
 
 # -- the counts the claims read, kept as pods come and go ----------------------------------------------
-
-from hypothesis import given  # noqa: E402
-from hypothesis import settings as hsettings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 _STATES = st.sampled_from([(None, False, False), ("n1", False, False), ("n1", True, False), (None, False, True),
                            ("n2", False, True), (None, True, False)])  # (node, terminating, ended)

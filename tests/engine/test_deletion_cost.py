@@ -7,7 +7,16 @@ import pytest
 from hypothesis import given, strategies as st
 
 from homing.engine.replicas.deletion_cost import (
-    MARK, MARK_BAND, MARK_FLOOR, Queued, Replica, is_mark, mark_values, marks, queue_order, queued,
+    MARK,
+    MARK_BAND,
+    MARK_FLOOR,
+    Queued,
+    Replica,
+    is_mark,
+    mark_values,
+    marks,
+    queue_order,
+    queued,
 )
 
 INFER, TRAIN, LATER = "ns/infer", "ns/train", "ns/later"
@@ -152,7 +161,8 @@ EARLY, LATE = "1970-01-01T00:00:10Z", "1970-01-01T00:00:20Z"
         pytest.param([Queued("a", 0, 100.0, ("ns", "gone")), Queued("b", 0, 15.0, ("ns", "pb"))],
                      {("ns", "pb"): group(EARLY)}, ["b", "a"], id="a-group-not-seen-falls-back-to-the-pod"),
         pytest.param([Queued("a", 0, 1.0, ("ns", "pa")), Queued("b", 0, 2.0, ("ns", "pb"))],
-                     {("ns", "pa"): group("yesterday"), ("ns", "pb"): group(EARLY)}, ["a", "b"], id="an-unreadable-group-time-falls-back-to-the-pod"),
+                     {("ns", "pa"): group("yesterday"), ("ns", "pb"): group(EARLY)}, ["a", "b"],
+                     id="an-unreadable-group-time-falls-back-to-the-pod"),
     ],
 )
 def test_queue_order(pods, podgroups, order):

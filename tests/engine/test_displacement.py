@@ -5,22 +5,21 @@ from __future__ import annotations
 from collections import deque
 
 import pytest
-from hypothesis import given
-from hypothesis import settings as hsettings
-from hypothesis import strategies as st
+from hypothesis import given, settings as hsettings, strategies as st
 
 from homing.config import Preferences, Settings
-from homing.engine.placement.decide import decide
-from homing.engine.placement.beyond_home import eviction_victims, every_victim
-from homing.engine.memory.loads import Burst, Load, pod_load
-from homing.engine.placement.displacement import choose, free_nodes, free_slots, victims
 from homing.engine.identity import WorkloadIndex
 from homing.engine.memory.index import MemoryIndex
+from homing.engine.memory.loads import Burst, Load, pod_load
 from homing.engine.model import ClusterSnapshot, Health, NodeState
+from homing.engine.placement.beyond_home import every_victim, eviction_victims
+from homing.engine.placement.decide import decide
+from homing.engine.placement.displacement import choose, free_nodes, free_slots, victims
 
 from .helpers import NOW, owner, pod
 
 NPU = "huawei.com/Ascend910"
+DEFAULTS = Settings()
 PREFIXES = ("huawei.com/",)
 
 
@@ -148,7 +147,7 @@ def replica(deploy, i: int, priority: int = 1000) -> dict:
     return p
 
 
-def admit(index, snap, p, settings=Settings(), now=NOW):
+def admit(index, snap, p, settings=DEFAULTS, now=NOW):
     d = decide(p, index, WorkloadIndex(), snap, settings, now)
     if d.burst is not None:
         index.bursts[d.owner_key] = d.burst  # what the adapter keeps

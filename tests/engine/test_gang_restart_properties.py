@@ -14,15 +14,13 @@ import random
 
 import jsonpatch
 import pytest
-from hypothesis import event, given
-from hypothesis import settings as hsettings
-from hypothesis import strategies as st
+from hypothesis import event, given, settings as hsettings, strategies as st
 
 from homing.config import Preferences, Settings
-from homing.engine.placement.decide import decide
 from homing.engine.identity import WorkloadIndex
 from homing.engine.memory.index import LivePod, MemoryIndex
 from homing.engine.model import ClusterSnapshot, Health, NodeState
+from homing.engine.placement.decide import decide
 from homing.engine.placement.scheduler_scores import RESOURCE_SPREAD, SHIPPED, SchedulerProfile
 
 from .helpers import NOW, PREFERRED, normalise, npu_pod, owner, raw_scores

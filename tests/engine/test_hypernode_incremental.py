@@ -7,9 +7,7 @@ the one a from-scratch hypernode_topology() gives."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, note
-from hypothesis import settings as hsettings
-from hypothesis import strategies as st
+from hypothesis import given, note, settings as hsettings, strategies as st
 
 from homing.config import Settings
 from homing.engine.cluster.topology.hypernode_index import HyperNodeIndex

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from homing.engine.placement.job_kinds.hypernode import subgroup
 from homing.engine.cluster.topology.hypernodes import hypernode_topology
 from homing.engine.placement.job_kinds.facts import JobFacts
+from homing.engine.placement.job_kinds.hypernode import subgroup
 
 LABELS = {"role": "worker", "zone": "a", "replica": "0"}
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from homing.engine.placement.job_kinds.select import job_topology
 from homing.engine.placement.job_kinds.facts import job_facts
 from homing.engine.placement.job_kinds.levels import Level
+from homing.engine.placement.job_kinds.select import job_topology
 
 from .helpers import npu_pod, podgroup
 

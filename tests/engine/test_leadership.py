@@ -57,7 +57,7 @@ def test_the_holder_steps_down_before_anyone_may_take_over():
     holder = succeeded(me(), Action.RENEW, "a@1", 0)
     standby = State(me="b", timings=T)
     standby, _ = step(standby, LeaseView("a", "a@1"), 0.5)
-    assert not step(standby, LeaseView("a", "a@1"), 15.4)[1] is Action.ACQUIRE
+    assert step(standby, LeaseView("a", "a@1"), 15.4)[1] is not Action.ACQUIRE
     assert step(standby, LeaseView("a", "a@1"), 15.5)[1] is Action.ACQUIRE
     assert not holder.leading(10)
 

@@ -5,17 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
-from hypothesis import given
-from hypothesis import settings as hsettings
-from hypothesis import strategies as st
+from hypothesis import given, settings as hsettings, strategies as st
 
-from homing.engine.memory import lifecycle
 from homing.engine.identity import WorkloadIndex
-from homing.engine.memory.lifecycle import DELETED, LISTED, Faulted, Placed, Policy, Remembered, Warmed
-from homing.engine.memory import forgetting
-from homing.engine.memory.index import MemoryIndex
-from homing.engine.model import Health
 from homing.engine.identity.podview import pod_view
+from homing.engine.memory import forgetting, lifecycle
+from homing.engine.memory.index import MemoryIndex
+from homing.engine.memory.lifecycle import DELETED, LISTED, Faulted, Placed, Policy, Remembered, Warmed
+from homing.engine.model import Health
 
 from .helpers import NOW, bind, memory, owner, pod, snapshot
 

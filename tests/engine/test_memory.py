@@ -3,13 +3,9 @@ live pods, TTL and size bound, the rank counter)."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
-from hypothesis import settings as hsettings
-from hypothesis import strategies as st
+from hypothesis import given, settings as hsettings, strategies as st
 
-from homing.engine.memory import LivePod, MemoryIndex, OwnerMemory, RankEntry
-from homing.engine.memory import changes as rules
-from homing.engine.memory import forgetting
+from homing.engine.memory import LivePod, MemoryIndex, OwnerMemory, RankEntry, changes as rules, forgetting
 
 from .helpers import NOW, assert_derived_consistent, memory, owner
 

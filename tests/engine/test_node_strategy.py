@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from homing.config import Bounds, Settings, Weights, Labels
+from homing.config import Bounds, Labels, Settings, Weights
 from homing.engine.memory import MemoryIndex
 from homing.engine.model import Health, Operator
 from homing.engine.placement.strategies import node_strategy

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from homing.engine.model import Health
-from homing.engine.memory.outcome import Outcome, classify
 from homing.engine.identity.podview import decided_domains
+from homing.engine.memory.outcome import Outcome, classify
+from homing.engine.model import Health
 
 from .helpers import snapshot
 

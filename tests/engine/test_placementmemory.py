@@ -6,9 +6,7 @@ import re
 from dataclasses import fields
 
 import pytest
-from hypothesis import given
-from hypothesis import settings as hsettings
-from hypothesis import strategies as st
+from hypothesis import given, settings as hsettings, strategies as st
 from pydantic import ValidationError
 
 from homing.engine.memory import FaultMark, OwnerMemory, PoolEntry, RankEntry, Stats
@@ -176,7 +174,9 @@ def test_an_entry_larger_than_an_object_is_dropped_not_written_oversize():
 def test_at_the_bound_every_object_is_under_one_mib():
     """8,192 ranks, 253-character node names, each with a previous node and a fault mark
     on nodes of their own: 9 MB of names, still no object near the limit."""
-    long = lambda tag, i: (f"{tag}{i:05d}." + "x" * 300)[:253]
+    def long(tag: str, i: int) -> str:
+        return (f"{tag}{i:05d}." + "x" * 300)[:253]
+
     ranks = {
         f"worker/{i}": RankEntry(node=long("n", i), bound_at=NOW, topology=(("rack", str(i)), ("superPod", str(i // 8))),
                                  previous_node=long("p", i), warm=True, faults=[FaultMark(long("f", i), NOW)], group=long("g", i))

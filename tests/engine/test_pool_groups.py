@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from homing.config import Settings
-from homing.engine.placement.decide import decide
 from homing.engine.identity import WorkloadIndex
 from homing.engine.identity.pool_group import pool_group
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import ClusterSnapshot, Health, NodeState
+from homing.engine.placement.decide import decide
 
 from .helpers import NOW, owner, pod
 

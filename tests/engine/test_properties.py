@@ -10,18 +10,16 @@ import random
 from dataclasses import dataclass
 
 import jsonpatch
-from hypothesis import event, given
-from hypothesis import settings as hsettings
-from hypothesis import strategies as st
+from hypothesis import event, given, settings as hsettings, strategies as st
 
 from homing.config import Bounds, Settings, Weights
-from homing.engine.placement.decide import decide
-from homing.engine.placement.beyond_home import BeyondHome
-from homing.engine.placement.claimed import claimed_homes
-from homing.engine.memory.siblings import sibling_homes
 from homing.engine.identity import WorkloadIndex
 from homing.engine.memory import MemoryIndex
+from homing.engine.memory.siblings import sibling_homes
 from homing.engine.model import Health
+from homing.engine.placement.beyond_home import BeyondHome
+from homing.engine.placement.claimed import claimed_homes
+from homing.engine.placement.decide import decide
 from homing.engine.placement.strategies import node_strategy
 from homing.engine.placement.weights import node_classes, order_violations
 

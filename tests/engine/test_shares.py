@@ -7,8 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from hypothesis import example, given, settings
-from hypothesis import strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from homing.engine.replicas.shares import MemberLease, Membership, owner_of
 

@@ -3,13 +3,11 @@ or, once a memory is asked twice unchanged, run by run. Both walks must give the
 and a changed memory must never be answered from a stale view."""
 from __future__ import annotations
 
-from hypothesis import given
-from hypothesis import settings as hsettings
-from hypothesis import strategies as st
+from hypothesis import given, settings as hsettings, strategies as st
 
 from homing.engine.memory.entries import OwnerMemory, RankEntry
-from homing.engine.model import OwnerRef
 from homing.engine.memory.siblings import RunsKept, _homes_by_run, _nearest, runs_of, sibling_homes
+from homing.engine.model import OwnerRef
 
 OWNER = OwnerRef(api_version="batch.volcano.sh/v1alpha1", kind="Job", name="train", namespace="ai", uid="u1")
 

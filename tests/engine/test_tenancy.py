@@ -7,9 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
-from hypothesis import given
-from hypothesis import settings as hsettings
-from hypothesis import strategies as st
+from hypothesis import given, settings as hsettings, strategies as st
 
 from homing.config import Settings
 from homing.engine.identity import WorkloadIndex, resolve_owner
@@ -19,7 +17,7 @@ from homing.engine.memory import lifecycle
 from homing.engine.memory.index import LivePod, MemoryIndex
 from homing.engine.memory.tenancy import seen_from
 from homing.engine.model import ClusterSnapshot, Health, NodeState, OwnerRef
-from homing.engine.placement.beyond_home import eviction_victims, every_victim, vacant_homes
+from homing.engine.placement.beyond_home import every_victim, eviction_victims, vacant_homes
 from homing.engine.placement.claimed import claimed_homes, claims
 from homing.engine.placement.decide import decide
 from homing.engine.placement.displacement import Load
@@ -163,7 +161,7 @@ def identity_worlds(draw):
 def learned(replicasets, jobsets, only: str | None = None) -> WorkloadIndex:
     workloads = WorkloadIndex()
     workloads.frameworks.live.add(JOBSET_KIND)
-    for ns, uid, name, controller in replicasets:
+    for ns, uid, _name, controller in replicasets:
         if only in (None, ns):
             workloads.learn_replicaset(ns, uid, controller)
     for ns, uid, name in jobsets:

@@ -24,16 +24,14 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 import jsonpatch
-from hypothesis import assume, event, given, note
-from hypothesis import settings as hsettings
-from hypothesis import strategies as st
+from hypothesis import assume, event, given, note, settings as hsettings, strategies as st
 
 from homing.config import Settings
-from homing.engine.placement.decide import Decision, decide
+from homing.engine.cluster.topology.sources import TopologySources
 from homing.engine.identity import WorkloadIndex
 from homing.engine.memory import MemoryIndex
 from homing.engine.model import ClusterSnapshot, Health, NodeState
-from homing.engine.cluster.topology.sources import TopologySources
+from homing.engine.placement.decide import Decision, decide
 
 from .helpers import HOSTNAME, NOW, PREFERRED, fresh_uid, node_obj, normalise, owner, pod, raw_scores
 
@@ -44,6 +42,7 @@ SUB_HEALTH_LABEL = Settings().labels.sub_health
 FAULT_MEMORY = Settings().lifetimes.fault_memory_seconds
 DOMAIN_WEIGHTS = Settings().weights.domains  # innermost first: 50, 25, 12
 TASK_INDEX = "volcano.sh/task-index"
+UP_TO_256 = st.just(256)
 POLICY = "huawei.com/schedule_policy"
 FAULT_AGES = (0.0, 10.0, FAULT_MEMORY - 1, FAULT_MEMORY, 2 * FAULT_MEMORY)  # the last two have expired
 
@@ -262,7 +261,7 @@ def _mates(case_homes: dict, rank: int, size: int | None) -> list[int]:
 
 @st.composite
 def cases(draw, flavour: str | None = None, ranks: tuple[int, int] = (0, 200), mode: str = "any",
-          max_values=st.just(256), keyless: bool = False) -> Case:
+          max_values=UP_TO_256, keyless: bool = False) -> Case:
     """mode: "any" (mostly a remembered rank), "scale-out" (a rank with no memory whose block
     mates are remembered), "faulted" (a remembered rank with an active fault on a present node)."""
     flavour = flavour or draw(st.sampled_from(["rack-sp", "rack-sp", "multilevel"]), label="flavour")
@@ -329,7 +328,7 @@ def cases(draw, flavour: str | None = None, ranks: tuple[int, int] = (0, 200), m
 
 # -- running a case ---------------------------------------------------------------------------------
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _settings(max_values: int) -> Settings:
     config = {"default": {f"level{i + 1}": {"label": key} for i, key in enumerate(ML_KEYS)}}
     return Settings(bounds={"max_term_values": max_values}, topology={"resource_level_config": json.dumps(config)})

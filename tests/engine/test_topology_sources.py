@@ -7,17 +7,11 @@ import json
 import pytest
 
 from homing.config import Settings, Topology
-from homing.engine.model import DomainExpr, Health
 from homing.engine.cluster.topology.hypernodes import hypernode_topology
-from homing.engine.cluster.topology.mindcluster import (
-    DEVICE_INFO_PREFIX,
-    NODE_INFO_PREFIX,
-    device_info_ids,
-    node_of,
-    noded_health,
-)
+from homing.engine.cluster.topology.mindcluster import DEVICE_INFO_PREFIX, NODE_INFO_PREFIX, device_info_ids, node_of, noded_health
 from homing.engine.cluster.topology.resource_levels import parse_resource_levels
 from homing.engine.cluster.topology.sources import TopologySources
+from homing.engine.model import DomainExpr, Health
 
 from .helpers import node_obj
 

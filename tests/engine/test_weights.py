@@ -2,9 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
-from hypothesis import settings as hsettings
-from hypothesis import strategies as st
+from hypothesis import given, settings as hsettings, strategies as st
 from pydantic import ValidationError
 
 from homing.config import Settings, Weights

@@ -7,6 +7,7 @@ from homing.config import Scope
 from homing.engine.memory.entries import FaultMark, OwnerMemory, RankEntry, Stats
 from homing.explain import explain_owner, explain_pod
 from homing.explain.render import as_json, owner_text, pod_text
+
 from .test_owner import HOUR, NOW, objects, owner
 from .test_pod import HOME, OPTED_IN, event, pod
 

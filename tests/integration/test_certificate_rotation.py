@@ -15,8 +15,7 @@ import pytest
 from cryptography import x509
 
 from homing.kube.client import Kube
-from homing_e2e import failover
-from homing_e2e import objects as o
+from homing_e2e import failover, objects as o
 
 pytestmark = pytest.mark.cluster
 

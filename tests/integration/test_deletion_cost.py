@@ -5,13 +5,12 @@ ReplicaSet controller deletes the marked replicas first; the ValidatingAdmission
 holds homing's ServiceAccount to that one annotation on pods."""
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
-
-import asyncio
 
 from homing.engine.replicas.deletion_cost import ANNOTATION, MARK, is_mark
 from homing.kube.client import MERGE_PATCH, Kube

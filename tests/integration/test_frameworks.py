@@ -12,9 +12,7 @@ import pytest
 
 from homing.kube.client import MERGE_PATCH
 from homing.placementmemory import merge, read_object
-from homing_e2e import framework_pods as fp
-from homing_e2e import frameworks
-from homing_e2e import objects as o
+from homing_e2e import framework_pods as fp, frameworks, objects as o
 from homing_e2e.scheduler import PROFILE, KubeScheduler
 
 pytestmark = pytest.mark.cluster

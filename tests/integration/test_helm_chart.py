@@ -68,16 +68,20 @@ def _synthetic_manifests() -> tuple[list[dict], list[dict], dict]:
     whole under if/else), objects only in one, and literal template braces."""
     ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "homing-system"}}
     container = {"name": "homing", "image": "homing:0.1.0", "env": [{"name": "A", "value": "1"}]}
-    pod = {"metadata": {"labels": {"app": "homing"}}, "spec": {"containers": [container], "volumes": [{"name": "config", "configMap": {"name": "homing-config"}}]}}
+    pod = {"metadata": {"labels": {"app": "homing"}},
+           "spec": {"containers": [container], "volumes": [{"name": "config", "configMap": {"name": "homing-config"}}]}}
     dep = {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
         "metadata": {"name": "homing", "namespace": "homing-system"},
         "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "homing"}}, "template": pod},
     }
-    rules = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "rules", "namespace": "homing-system"}, "data": {"a": "{{ $labels.x }} down}}", "b": "1"}}
-    svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "gone", "namespace": "homing-system"}, "spec": {"ports": [{"port": 1}, {"port": 2}]}}
-    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "extra", "namespace": "kube-system"}, "rules": []}
+    rules = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "rules", "namespace": "homing-system"},
+             "data": {"a": "{{ $labels.x }} down}}", "b": "1"}}
+    svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "gone", "namespace": "homing-system"},
+           "spec": {"ports": [{"port": 1}, {"port": 2}]}}
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "extra", "namespace": "kube-system"},
+            "rules": []}
     legacy = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "legacy", "namespace": "homing-system"}}
     over_dep = copy.deepcopy(dep)
     over_dep["spec"]["minReadySeconds"] = 5
@@ -86,7 +90,8 @@ def _synthetic_manifests() -> tuple[list[dict], list[dict], dict]:
     over_rules["data"]["b"] = "2"
     over_svc = copy.deepcopy(svc)
     over_svc["spec"]["ports"].pop()
-    example = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "homing-config", "namespace": "homing-system"}, "data": {"config.yaml": ""}}
+    example = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "homing-config", "namespace": "homing-system"},
+               "data": {"config.yaml": ""}}
     return [ns, dep, rules, svc, legacy], [ns, over_dep, over_rules, over_svc, role], example
 
 

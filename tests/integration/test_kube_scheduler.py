@@ -50,7 +50,8 @@ async def _bound(kube, ns: str, app: str, count: int) -> dict[str, str]:
 
 
 async def _scale(kube, ns: str, kind: str, name: str, replicas: int) -> None:
-    await kube.request("PATCH", f"/apis/apps/v1/namespaces/{ns}/{kind}/{name}", body={"spec": {"replicas": replicas}}, content_type=MERGE_PATCH)
+    await kube.request("PATCH", f"/apis/apps/v1/namespaces/{ns}/{kind}/{name}", body={"spec": {"replicas": replicas}},
+                       content_type=MERGE_PATCH)
 
 
 async def test_deployment_scaled_in_and_out_returns_to_warm_nodes(kube, operator, kube_scheduler, ns):

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from homing_e2e import monitoring as m
-from homing_e2e import objects as o
+from homing_e2e import monitoring as m, objects as o
 from homing_e2e.webhook_ready import webhook_answers
 
 pytestmark = pytest.mark.cluster

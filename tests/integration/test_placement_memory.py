@@ -6,9 +6,9 @@ import subprocess
 
 import pytest
 
+from homing.engine.model import OwnerRef
 from homing.kube.client import KubeError
 from homing.placementmemory import merge, read_object, resource_name
-from homing.engine.model import OwnerRef
 from homing_e2e import objects as o
 from homing_e2e.cluster import BIN_DIR
 
@@ -63,8 +63,10 @@ async def test_schema_rejects_what_it_can(kube, operator, ns):
     owner = await o.owner_stand_in(kube, ns, "job")
     ref = OwnerRef(api_version="v1", kind="ConfigMap", name="job", namespace=ns, uid=owner["uid"])
     path = f"/apis/homing.io/v1alpha1/namespaces/{ns}/placementmemories"
-    await kube.request("POST", path, body={"apiVersion": "homing.io/v1alpha1", "kind": "PlacementMemory", "metadata": {"name": resource_name(ref)}, "spec": {}})
-    bad = {"status": {"owner": {"apiVersion": "v1", "kind": "ConfigMap", "name": "job", "uid": owner["uid"]}, "lastSeen": "2026-01-01T00:00:00Z", "stats": {"home": -3}}}
+    await kube.request("POST", path, body={"apiVersion": "homing.io/v1alpha1", "kind": "PlacementMemory",
+                                           "metadata": {"name": resource_name(ref)}, "spec": {}})
+    bad = {"status": {"owner": {"apiVersion": "v1", "kind": "ConfigMap", "name": "job", "uid": owner["uid"]},
+                      "lastSeen": "2026-01-01T00:00:00Z", "stats": {"home": -3}}}
     with pytest.raises(KubeError) as err:
         await kube.request("PATCH", f"{path}/{resource_name(ref)}/status", body=bad, content_type="application/merge-patch+json")
     assert err.value.status == 422
@@ -78,7 +80,8 @@ async def test_loader_skips_hand_edited_objects(kube, operator, ns):
     # would not get; and an object with no status yet (its writer creates, then writes it).
     (real,) = await o.written_memories(kube, ns)
     for name in ("hand-made", "not-yet-written"):
-        await kube.request("POST", path, body={"apiVersion": "homing.io/v1alpha1", "kind": "PlacementMemory", "metadata": {"name": name}, "spec": {}})
+        await kube.request("POST", path, body={"apiVersion": "homing.io/v1alpha1", "kind": "PlacementMemory",
+                                               "metadata": {"name": name}, "spec": {}})
     await kube.request("PATCH", f"{path}/hand-made/status", body={"status": real["status"]}, content_type="application/merge-patch+json")
     operator.stop()
     operator.start()

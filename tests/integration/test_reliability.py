@@ -26,7 +26,7 @@ PMEM = "/apis/homing.io/v1alpha1/namespaces/{ns}/placementmemories"
 
 
 def _days_ago(days: float) -> str:
-    moment = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(days=days)
+    moment = datetime.datetime.now(datetime.UTC) - datetime.timedelta(days=days)
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 

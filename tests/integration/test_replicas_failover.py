@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from homing.kube.client import Kube
-from homing_e2e import failover, pod_runner
-from homing_e2e import objects as o
+from homing_e2e import failover, objects as o, pod_runner
 from homing_e2e.cluster import webhook_calls_failed_open
 
 pytestmark = pytest.mark.cluster

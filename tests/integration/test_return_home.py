@@ -1,4 +1,5 @@
-"""Ranked pods come back to the node their rank ran on (behaviour.md "Identity" and "Admission": a deleted rank, a whole job, a rank scaled back out)."""
+"""Ranked pods come back to the node their rank ran on (behaviour.md "Identity" and "Admission":
+a deleted rank, a whole job, a rank scaled back out)."""
 from __future__ import annotations
 
 import pytest

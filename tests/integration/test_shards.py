@@ -64,8 +64,9 @@ async def test_two_shards_keep_to_their_own_namespaces(kubeconfig: Path, kube: K
     try:
         await remembered_on(kube, ns_b, node_b)  # b's memory is in the API before a starts and loads
         a.start()
-        for shard, ns in (("a", ns_a), ("b", ns_b)):
-            config = await o.eventually(lambda: kube.request("GET", f"{CONFIGURATIONS}/homing-{shard}"), what="written when elected")
+        for shard in ("a", "b"):
+            config = await o.eventually(lambda: kube.request("GET", f"{CONFIGURATIONS}/homing-{shard}"),  # noqa: B023 (awaited here)
+                                        what="written when elected")
             assert [h["namespaceSelector"] for h in config["webhooks"]] == [{"matchLabels": {SHARD_LABEL: shard}}]
 
         owner_a = await remembered_on(kube, ns_a, node_a)

@@ -25,7 +25,8 @@ async def test_pod_is_created_when_the_webhook_hangs(kube):
 
     port = free_port()
     server = await asyncio.start_server(accept_and_say_nothing, webhook_host(), port)
-    settings = Settings(webhook={"url": f"https://{webhook_host()}:{port}", "configuration_name": f"homing-slow-{ns}", "timeout_seconds": 2},
+    settings = Settings(webhook={"url": f"https://{webhook_host()}:{port}", "configuration_name": f"homing-slow-{ns}",
+                                 "timeout_seconds": 2},
                         scope={"namespace_label": f"slow.homing.io/{ns}"})
     config = configuration(settings, b"-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n")
     path = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"

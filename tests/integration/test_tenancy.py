@@ -153,7 +153,7 @@ async def test_pods_created_naming_a_node_claim_nothing(kube: Kube, operator, ns
     replicas = []
     for where in (ns, other):
         await kube.request("POST", f"/apis/apps/v1/namespaces/{where}/deployments", body=deployment("infer", 1))
-        (r,) = await o.eventually(lambda: replicas_of(kube, where, "infer", 1), what=f"{where}: a replica")
+        (r,) = await o.eventually(lambda: replicas_of(kube, where, "infer", 1), what=f"{where}: a replica")  # noqa: B023 (awaited here)
         await o.bind(kube, where, r["metadata"]["name"], idle)
         replicas.append((where, r["metadata"]["name"]))
 
@@ -191,7 +191,7 @@ async def test_another_namespaces_claim_neither_steers_nor_marks_by_default(kube
     replicas = {}
     for where in (ns, other):
         await kube.request("POST", f"/apis/apps/v1/namespaces/{where}/deployments", body=deployment("infer", 1))
-        (r,) = await o.eventually(lambda: replicas_of(kube, where, "infer", 1), what=f"{where}: a replica")
+        (r,) = await o.eventually(lambda: replicas_of(kube, where, "infer", 1), what=f"{where}: a replica")  # noqa: B023 (awaited here)
         await o.bind(kube, where, r["metadata"]["name"], x)
         replicas[where] = r["metadata"]["name"]
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from homing.placementmemory import merge, read_object
 from homing.config import Settings
+from homing.placementmemory import merge, read_object
 from homing_e2e import objects as o
 
 pytestmark = pytest.mark.cluster
@@ -138,11 +138,13 @@ async def _hypernodes(kube, c: Cluster) -> dict[str, str]:
         name = f"sw-{rack}"
         tier1[rack] = name
         member = {"type": "Node", "selector": {"labelMatch": {"matchLabels": {SWITCH: rack}}}}
-        await kube.request("POST", path, body={"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": {"name": name}, "spec": {"tier": 1, "members": [member]}})
+        await kube.request("POST", path, body={"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode",
+                                               "metadata": {"name": name}, "spec": {"tier": 1, "members": [member]}})
     for sp in sorted(set(c.superpod.values())):
         racks = sorted({c.rack[n] for n in c.nodes if c.superpod[n] == sp})
         members = [{"type": "HyperNode", "selector": {"exactMatch": {"name": tier1[r]}}} for r in racks]
-        await kube.request("POST", path, body={"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": {"name": f"spine-{sp}"}, "spec": {"tier": 2, "members": members}})
+        await kube.request("POST", path, body={"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode",
+                                               "metadata": {"name": f"spine-{sp}"}, "spec": {"tier": 2, "members": members}})
     return tier1
 
 
@@ -167,7 +169,8 @@ async def test_hypernode_job_with_subgroups(kube, operator, ns):
     async def operator_sees_the_podgroup():
         probe = await kube.request(
             "POST", f"/api/v1/namespaces/{ns}/pods", query=[("dryRun", "All")],
-            body={"metadata": {"name": "probe", "annotations": ann(0), "labels": lab(0), "ownerReferences": [owner]}, "spec": {"containers": [o.container()]}},
+            body={"metadata": {"name": "probe", "annotations": ann(0), "labels": lab(0), "ownerReferences": [owner]},
+                  "spec": {"containers": [o.container()]}},
         )
         return o.decision(probe).get("kind") == "hypernode"
 

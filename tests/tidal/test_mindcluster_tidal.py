@@ -21,7 +21,14 @@ from homing_e2e import objects as o
 from homing_e2e.home_checks import assert_free_homes_taken
 from homing_e2e.tidal import NODES_PER_RACK, NODES_PER_SUPERPOD, NS, TidalCluster, preferred_terms
 from homing_e2e.tidal_schedulers import (
-    MIN_AVAILABLE, MINDCLUSTER_BIN, SHIPPED, build_mindcluster, mindcluster_conf, mindcluster_missing, overlay_env, plugin_name,
+    MIN_AVAILABLE,
+    MINDCLUSTER_BIN,
+    SHIPPED,
+    build_mindcluster,
+    mindcluster_conf,
+    mindcluster_missing,
+    overlay_env,
+    plugin_name,
     scheduling_for,
 )
 

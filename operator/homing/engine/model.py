@@ -5,10 +5,12 @@ import enum
 import uuid
 from collections import deque
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
+_Key = TypeVar("_Key")  # the key of an index discard_from keeps
 
 
 class OwnerRef(BaseModel):
@@ -81,7 +83,7 @@ class DomainExpr:
     values: tuple[str, ...]
 
 
-def discard_from(index: dict, key: object, name: str) -> None:
+def discard_from(index: dict[_Key, set[str]], key: _Key, name: str) -> None:
     """Take `name` out of `index[key]`, and the key with its last name."""
     names = index.get(key)
     if names is not None:
@@ -202,7 +204,7 @@ class Term(BaseModel):
             return present is not None and present in self.values
         return present is None or present not in self.values
 
-    def as_k8s(self) -> dict:
+    def as_k8s(self) -> dict[str, Any]:
         return {
             "weight": self.weight,
             "preference": {

@@ -31,6 +31,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import suppress
 from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, cast
 
 import kopf
 import orjson
@@ -38,6 +39,9 @@ import orjson
 from homing.config import Webhook
 from homing.kube import eager, logs, metrics
 from homing.kube.review_http import JSON, TEXT, Exchange, Limits, Refusal, Request
+
+if TYPE_CHECKING:
+    from kopf._cogs.structs.reviews import Request as KopfRequest  # kopf exports no name for it (kopf pinned)
 
 log = logs.get("homing.admission")
 
@@ -52,10 +56,10 @@ MAX_UID_CHARS = 128
 
 # The review being answered: the JSON patch its handler handed back. Set by the server around
 # kopf's function, which awaits the handler in the same task; unset anywhere else.
-_PATCH_SLOT: ContextVar[list[dict] | None] = ContextVar("homing_patch_slot", default=None)
+_PATCH_SLOT: ContextVar[list[dict[str, Any]] | None] = ContextVar("homing_patch_slot", default=None)
 
 
-def hand_back(ops: list[dict]) -> bool:
+def hand_back(ops: list[dict[str, Any]]) -> bool:
     """Gives the review's JSON patch to the server answering it; False when no homing server
     is answering (kopf's own, a test's), and the caller then uses kopf's `Patch`."""
     slot = _PATCH_SLOT.get()
@@ -65,7 +69,7 @@ def hand_back(ops: list[dict]) -> bool:
     return True
 
 
-def with_patch(answer: dict, ops: list[dict]) -> dict:
+def with_patch(answer: dict[str, Any], ops: list[dict[str, Any]]) -> dict[str, Any]:
     """kopf's answer, carrying the handed-back patch after any of kopf's own; a refusal carries none."""
     response = answer.get("response")
     if not ops or not isinstance(response, dict) or not response.get("allowed"):
@@ -76,7 +80,7 @@ def with_patch(answer: dict, ops: list[dict]) -> dict:
     return answer
 
 
-def without_managed_fields(review: dict) -> dict:
+def without_managed_fields(review: dict[str, Any]) -> dict[str, Any]:
     """The review with its objects' managedFields dropped, in place: the apiserver's bookkeeping
     of who set which field, often a third of a pod's bytes, never read by homing."""
     request = review.get("request")
@@ -98,7 +102,7 @@ def review_uid(review: object) -> str | None:
     return uid if isinstance(uid, str) and 0 < len(uid) <= MAX_UID_CHARS else None
 
 
-def for_kopf(review: dict) -> bool:
+def for_kopf(review: dict[str, Any]) -> bool:
     """A pod CREATE with what kopf reads (its object and user): the only review handed to kopf's
     function. For any other operation kopf keeps a memo of the object named, for the process's
     life; and homing's handler is registered for pod CREATEs alone."""
@@ -108,12 +112,12 @@ def for_kopf(review: dict) -> bool:
             and isinstance(request.get("userInfo"), dict))
 
 
-def allowed_unchanged(review: object) -> dict:
+def allowed_unchanged(review: object) -> dict[str, Any]:
     return {"apiVersion": REVIEW_VERSION, "kind": "AdmissionReview",
             "response": {"uid": review_uid(review) or "", "allowed": True}}
 
 
-def failed_open(where: str, review: object, error: BaseException | None = None, **fields: object) -> dict:
+def failed_open(where: str, review: object, error: BaseException | None = None, **fields: object) -> dict[str, Any]:
     """The answer when something on a review's way failed: allowed and unchanged, since a
     preference never denies a pod. Counting and logging it are tried, not relied on: they can fail too."""
     with suppress(Exception):
@@ -130,13 +134,15 @@ def turned_away(reason: str, **fields: object) -> None:
         log.debug("webhook request turned away", reason=reason, **fields)
 
 
-async def answer_review(fn: kopf.WebhookFn, review: dict, **context: object) -> dict:
+async def answer_review(fn: kopf.WebhookFn, review: dict[str, Any], *, webhook: str | None = None,
+                        headers: dict[str, str] | None = None, sslpeer: dict[str, Any] | None = None) -> dict[str, Any]:
     """kopf's answer to one review, with the handed-back patch; an allowed, unchanged one should
     kopf fail, or refuse the pod (which it does when a handler raised)."""
-    slot: list[dict] = []
+    slot: list[dict[str, Any]] = []
     token = _PATCH_SLOT.set(slot)
     try:
-        answer = await fn(without_managed_fields(review), **context)
+        request = cast("KopfRequest", without_managed_fields(review))
+        answer = await fn(request, webhook=webhook, headers=headers, sslpeer=sslpeer)
     except Exception as err:  # kopf refused the review (an unknown resource, say)
         return failed_open("kopf", review, err)
     finally:
@@ -147,7 +153,7 @@ async def answer_review(fn: kopf.WebhookFn, review: dict, **context: object) -> 
             status = response.get("status")
             message = status.get("message") if isinstance(status, dict) else None
             return failed_open("refused", review, refusal=str(message)[:500])
-        return with_patch(answer, slot)
+        return with_patch(cast(dict[str, Any], answer), slot)
     except Exception as err:
         return failed_open("server", review, err)
 
@@ -221,11 +227,12 @@ class ReviewConnection(asyncio.Protocol):
     # --- asyncio's callbacks
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        stream = cast(asyncio.Transport, transport)  # a stream server's: it reads, writes and aborts
         if len(self.server.connections) >= self.limits.max_connections:
-            turned_away("connection-cap", peer=transport.get_extra_info("peername"))
-            transport.abort()
+            turned_away("connection-cap", peer=stream.get_extra_info("peername"))
+            stream.abort()
             return
-        self.transport = transport  # type: ignore[assignment]
+        self.transport = stream
         self.server.connections.add(self)
         # Opened to send a request at once: the first request's read timeout runs from here.
         self.awaiting = False
@@ -332,15 +339,15 @@ class ReviewConnection(asyncio.Protocol):
             if not self.counted:
                 self.counted = True
                 metrics.ADMISSION_CONNECTIONS.inc()
-            if review_uid(review) is None:
+            if review_uid(review) is None or not isinstance(review, dict):
                 turned_away("not-a-review")
                 status = 400 if request.path == WEBHOOK_PATH else 404
                 return self._finish(started, status, b"not an AdmissionReview", TEXT)
-            if request.path != WEBHOOK_PATH or not for_kopf(review):  # type: ignore[arg-type]
+            if request.path != WEBHOOK_PATH or not for_kopf(review):
                 turned_away("not-a-pod-create")
                 return self._finish(started, 200, orjson.dumps(allowed_unchanged(review)), JSON)
             peer = self.transport.get_extra_info("peercert") if self.transport else None
-            answered = eager.start(answer_review(self.fn, review, webhook=WEBHOOK_ID, headers=request.headers,  # type: ignore[arg-type]
+            answered = eager.start(answer_review(self.fn, review, webhook=WEBHOOK_ID, headers=request.headers,
                                                  sslpeer=peer), asyncio.get_running_loop())
             if answered.done():
                 metrics.ADMISSION_ANSWERS.labels("at-arrival").inc()
@@ -353,7 +360,7 @@ class ReviewConnection(asyncio.Protocol):
         except Exception as err:
             self._finish(started, 200, orjson.dumps(failed_open("server", review, err)), JSON)
 
-    def _finish_later(self, started: float, review: object, answered: asyncio.Future[dict]) -> None:
+    def _finish_later(self, started: float, review: object, answered: asyncio.Future[dict[str, Any]]) -> None:
         self.busy = False
         if self.transport is None:  # the peer left meanwhile
             return

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 from homing.config import Settings
-from homing.engine.placement.admitted import admitted, apply
-from homing.engine.placement.decide import Decision, decide
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.memory.tenancy import seen_from
+from homing.engine.placement.admitted import admitted, apply
+from homing.engine.placement.decide import Decision, decide
 from homing.kube import logs, metrics
 from homing.kube.cluster import ClusterState
 
@@ -22,7 +23,7 @@ class Admitter:
         self.settings, self.index, self.cluster = settings, index, cluster
         self.may_promise: Callable[[str, str], bool] | None = None  # several replicas: this one's share (replicas.py)
 
-    def admit(self, pod: dict, dryrun: bool, now: float | None = None) -> tuple[Decision, list[dict]]:
+    def admit(self, pod: dict[str, Any], dryrun: bool, now: float | None = None) -> tuple[Decision, list[dict[str, Any]]]:
         """The decision and its JSON patch; on any internal error, no patch."""
         started = time.perf_counter()
         now = time.time() if now is None else now
@@ -51,7 +52,7 @@ class Admitter:
             )
         return decision, ops
 
-    def _decide(self, pod: dict, dryrun: bool, now: float) -> Decision:
+    def _decide(self, pod: dict[str, Any], dryrun: bool, now: float) -> Decision:
         c = self.cluster
         # The memory as the pod's namespace sees it (behaviour.md "Tenants"): other namespaces'
         # claims, vacant homes and workloads steer it only where tenants share nodes.

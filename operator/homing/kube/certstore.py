@@ -12,6 +12,7 @@ import ssl
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 from homing.config import Settings
 from homing.kube import certplan, logs, metrics, tls
@@ -41,7 +42,7 @@ class _SecretStore:
         return {k: base64.b64decode(v) for k, v in (secret.get("data") or {}).items() if k in tls.FILES}
 
     async def write(self, files: dict[str, bytes]) -> None:
-        body = {
+        body: dict[str, Any] = {
             "apiVersion": "v1",
             "kind": "Secret",
             "metadata": {"name": self.name, "namespace": self.namespace, "labels": {"app.kubernetes.io/name": "homing"}},

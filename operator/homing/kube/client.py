@@ -29,7 +29,7 @@ class Kube:
         api_client.rest_client.pool_manager._trust_env = any(os.environ.get(v) for v in PROXY_VARIABLES)
 
     @classmethod
-    async def connect(cls, kubeconfig: str | None = None) -> "Kube":
+    async def connect(cls, kubeconfig: str | None = None) -> Kube:
         path = kubeconfig or os.environ.get("KUBECONFIG")
         if os.environ.get("KUBERNETES_SERVICE_HOST") and not path:
             config.load_incluster_config()

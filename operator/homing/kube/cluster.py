@@ -8,10 +8,10 @@ from collections.abc import Callable
 from typing import Any
 
 from homing.config import Settings
-from homing.engine.identity import WorkloadIndex
-from homing.engine.identity.owner import controller_ref
 from homing.engine.cluster.topology import mindcluster
 from homing.engine.cluster.topology.sources import TopologySources
+from homing.engine.identity import WorkloadIndex
+from homing.engine.identity.owner import controller_ref
 from homing.kube import logs, metrics
 
 log = logs.get("homing.cluster")
@@ -39,16 +39,17 @@ class ClusterState:
         self.workloads = WorkloadIndex()
         self.topology = TopologySources(settings)
         self.snapshot = self.topology.snapshot
-        self.podgroups: dict[tuple[str, str], dict] = {}
+        self.podgroups: dict[tuple[str, str], dict[str, Any]] = {}
         self.opted_in: set[str] = set()  # namespaces labelled for homing
         self.on_namespace_gone = on_namespace_gone or (lambda _: None)
         for warning in self.topology.warnings:
             log.warning("topology configuration", detail=warning)
 
     @never_raises
-    def observe_namespace(self, event: str | None, ns: dict) -> None:
-        meta = ns.get("metadata") or {}
-        name, s = meta.get("name"), self.settings.scope
+    def observe_namespace(self, event: str | None, ns: dict[str, Any]) -> None:
+        meta: Any = ns.get("metadata") or {}  # JSON: a namespace always has a name
+        name: str = meta.get("name")
+        s = self.settings.scope
         if event == "DELETED" or (ns.get("status") or {}).get("phase") == "Terminating":
             self.opted_in.discard(name)
             self.on_namespace_gone(name)  # its owners go with it: nothing can be written there
@@ -60,7 +61,7 @@ class ClusterState:
                 self.on_namespace_gone(name)
 
     @never_raises
-    def observe_replicaset(self, event: str | None, rs: dict) -> None:
+    def observe_replicaset(self, event: str | None, rs: dict[str, Any]) -> None:
         meta = rs.get("metadata") or {}
         namespace = meta.get("namespace") or ""
         if event == "DELETED":
@@ -69,7 +70,7 @@ class ClusterState:
             self.workloads.learn_replicaset(namespace, meta["uid"], controller_ref(meta, namespace))
 
     @never_raises
-    def observe_node(self, event: str | None, node: dict) -> None:
+    def observe_node(self, event: str | None, node: dict[str, Any]) -> None:
         name = (node.get("metadata") or {}).get("name")
         if not name:
             return
@@ -89,12 +90,12 @@ class ClusterState:
                 log.info("node health changed", node=new.name, health=new.health.value, was=old.health.value)
 
     @never_raises
-    def observe_hypernode(self, event: str | None, hypernode: dict) -> None:
+    def observe_hypernode(self, event: str | None, hypernode: dict[str, Any]) -> None:
         for warning in self.topology.hypernode_changed(hypernode, deleted=event == "DELETED"):
             log.warning("HyperNode topology", detail=warning)
 
     @never_raises
-    def observe_podgroup(self, event: str | None, podgroup: dict) -> None:
+    def observe_podgroup(self, event: str | None, podgroup: dict[str, Any]) -> None:
         meta = podgroup.get("metadata") or {}
         key = (meta.get("namespace") or "", meta.get("name") or "")
         if event == "DELETED":
@@ -108,7 +109,7 @@ class ClusterState:
         }
 
     @never_raises
-    def observe_nodeinfo(self, event: str | None, configmap: dict) -> None:
+    def observe_nodeinfo(self, event: str | None, configmap: dict[str, Any]) -> None:
         """NodeD's verdict on a node (when the NodeD source is enabled)."""
         node = mindcluster.node_of(configmap, mindcluster.NODE_INFO_PREFIX)
         if node is None:

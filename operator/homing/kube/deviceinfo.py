@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import Any
 
 from homing.engine.cluster.topology import mindcluster
 from homing.kube import logs
@@ -20,9 +21,9 @@ class DeviceInfoCopier:
     def __init__(self, rt: Runtime, kube: Kube, leading: Callable[[], bool] | None = None) -> None:
         self.rt, self.kube = rt, kube
         self.leading = leading  # several replicas: only the leader writes node labels
-        self._tasks: set[asyncio.Task] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
 
-    def handle(self, event: str | None, configmap: dict) -> None:
+    def handle(self, event: str | None, configmap: dict[str, Any]) -> None:
         node = mindcluster.node_of(configmap, mindcluster.DEVICE_INFO_PREFIX)
         if node is None or event == "DELETED" or (self.leading is not None and not self.leading()):
             return
@@ -42,7 +43,7 @@ class DeviceInfoCopier:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _label(self, node: str, labels: dict) -> None:
+    async def _label(self, node: str, labels: dict[str, Any]) -> None:
         try:
             await self.kube.request("PATCH", f"/api/v1/nodes/{node}", body={"metadata": {"labels": labels}}, content_type=MERGE_PATCH)
             log.info("node topology labels copied from device info", node=node, labels=labels)

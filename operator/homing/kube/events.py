@@ -6,6 +6,7 @@ import asyncio
 import datetime
 import uuid
 from collections.abc import Callable
+from typing import Any
 
 from homing.engine.model import OwnerRef
 from homing.kube import logs
@@ -18,9 +19,9 @@ class EventPoster:
     def __init__(self, kube: Kube, enabled: Callable[[], bool] | None = None) -> None:
         self.kube = kube
         self.enabled = enabled  # several replicas: only the leader posts, so each Event is posted once
-        self._tasks: set[asyncio.Task] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
 
-    def post(self, pod: dict, kind: str, reason: str, message: str) -> None:
+    def post(self, pod: dict[str, Any], kind: str, reason: str, message: str) -> None:
         if self.enabled is not None and not self.enabled():
             return
         task = asyncio.get_running_loop().create_task(self._post(pod, kind, reason, message))
@@ -33,10 +34,10 @@ class EventPoster:
                  "metadata": {"name": owner.name, "namespace": owner.namespace, "uid": owner.uid}}
         self.post(about, "Warning", "PlacementMemoryRefused", f"HTTP {status}: {message}")
 
-    async def _post(self, pod: dict, kind: str, reason: str, message: str) -> None:
+    async def _post(self, pod: dict[str, Any], kind: str, reason: str, message: str) -> None:
         meta = pod.get("metadata") or {}
         namespace = meta.get("namespace") or "default"
-        now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         body = {
             "apiVersion": "v1",
             "kind": "Event",

@@ -4,6 +4,8 @@ CRD has no such pods. A cache counts as live once its watch has listed, so that 
 whose framework object the cache lacks is told apart from a cluster without the CRD."""
 from __future__ import annotations
 
+from typing import Any
+
 from homing.engine.identity.frameworks import JOBSET_KIND, LWS_KIND, FrameworkIndex
 from homing.engine.identity.owner import controller_ref
 from homing.engine.model import OwnerRef
@@ -16,7 +18,7 @@ LWS_PATH = "/apis/leaderworkerset.x-k8s.io/v1/leaderworkersets"
 JOBSET_PATH = "/apis/jobset.x-k8s.io/v1alpha2/jobsets"
 
 
-def _ref(obj: dict, api_version: str, kind: str) -> OwnerRef | None:
+def _ref(obj: dict[str, Any], api_version: str, kind: str) -> OwnerRef | None:
     meta = obj.get("metadata") or {}
     if not meta.get("uid") or not meta.get("name"):
         return None
@@ -36,7 +38,7 @@ class _Watch:
         self.index = index
 
     @never_raises
-    def __call__(self, event: str | None, obj: dict) -> None:
+    def __call__(self, event: str | None, obj: dict[str, Any]) -> None:
         meta = obj.get("metadata") or {}
         if event == "DELETED":
             self.forget(meta)
@@ -50,10 +52,10 @@ class _Watch:
             log.info("pods of this kind are kept under it from now on", kind=self.kind)
         self.index.live.add(self.kind)
 
-    def learn(self, ref: OwnerRef, meta: dict) -> None:
+    def learn(self, ref: OwnerRef, meta: dict[str, Any]) -> None:
         raise NotImplementedError
 
-    def forget(self, meta: dict) -> None:
+    def forget(self, meta: dict[str, Any]) -> None:
         raise NotImplementedError
 
 
@@ -62,10 +64,10 @@ class LeaderWorkerSets(_Watch):
 
     kind, api_version = LWS_KIND, "leaderworkerset.x-k8s.io/v1"
 
-    def learn(self, ref: OwnerRef, meta: dict) -> None:
+    def learn(self, ref: OwnerRef, meta: dict[str, Any]) -> None:
         self.index.learn_leaderworkerset(ref)
 
-    def forget(self, meta: dict) -> None:
+    def forget(self, meta: dict[str, Any]) -> None:
         self.index.forget_leaderworkerset(meta.get("namespace") or "", meta.get("name") or "", meta.get("uid"))
 
 
@@ -74,8 +76,8 @@ class JobSets(_Watch):
 
     kind, api_version = JOBSET_KIND, "jobset.x-k8s.io/v1alpha2"
 
-    def learn(self, ref: OwnerRef, meta: dict) -> None:
+    def learn(self, ref: OwnerRef, meta: dict[str, Any]) -> None:
         self.index.learn_jobset(ref, controller_ref(meta, ref.namespace))
 
-    def forget(self, meta: dict) -> None:
+    def forget(self, meta: dict[str, Any]) -> None:
         self.index.forget_jobset(meta.get("namespace") or "", meta.get("uid"))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 import time
+from typing import Any
 
 from homing.kube import logs, metrics
 
@@ -15,7 +16,7 @@ log = logs.get("homing.gc")
 _started: dict[int, float] = {}
 
 
-def _on_collection(phase: str, info: dict) -> None:
+def _on_collection(phase: str, info: dict[str, Any]) -> None:
     generation = int(info.get("generation", 0))
     if phase == "start":
         _started[generation] = time.perf_counter()

@@ -13,10 +13,10 @@ import kopf
 from homing.config import Settings
 from homing.kube import certstore, drain, kopf_settings, logs, metrics, selfhealth, startup, upkeep, watches, webhookconfig
 from homing.kube.admission_server import WEBHOOK_ID, AdmissionServer, hand_back
+from homing.kube.client import Kube
 from homing.kube.deletion_marks import DeletionMarks
 from homing.kube.deviceinfo import DeviceInfoCopier
 from homing.kube.events import EventPoster
-from homing.kube.client import Kube
 from homing.kube.replicas import Replicas
 from homing.kube.runtime import Runtime
 from homing.kube.store import Store

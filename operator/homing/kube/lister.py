@@ -4,13 +4,14 @@ listing). Used by the start-up load and the re-list of every kopf-watched kind
 (watches.py), and by the ConfigMap reflectors (reflector.py)."""
 from __future__ import annotations
 
-import time
 import asyncio
+import time
 from collections.abc import Callable
+from typing import Any
 
 from homing.kube.client import Kube
 
-Deliver = Callable[[dict], bool]  # True when the object counts as listed (a filter may refuse it)
+Deliver = Callable[[dict[str, Any]], bool]  # True when the object counts as listed (a filter may refuse it)
 
 
 class Slicer:

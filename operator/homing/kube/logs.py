@@ -12,9 +12,10 @@ from typing import Any
 
 import orjson
 import structlog
+from structlog.typing import EventDict, Processor
 
 
-def _dumps(event: dict, **_: Any) -> str:
+def _dumps(event: dict[str, Any], **_: Any) -> str:
     return orjson.dumps(event, default=repr, option=orjson.OPT_NON_STR_KEYS).decode()
 
 
@@ -22,7 +23,7 @@ def configure(level: str = "info") -> None:
     number = logging.getLevelName(level.upper())
     known = isinstance(number, int)
     number = number if known else logging.INFO  # a misspelt level logs at info, and says so below
-    shared = [
+    shared: list[Processor] = [
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
@@ -54,7 +55,7 @@ def configure(level: str = "info") -> None:
         get("homing").warning("unknown log level; logging at info", requested=level)
 
 
-def _kopf_object(logger: object, name: str, event: dict) -> dict:
+def _kopf_object(logger: object, name: str, event: EventDict) -> EventDict:
     """kopf attaches the object a record is about as `k8s_ref`; keep its name only."""
     record = event.get("_record")
     ref = getattr(record, "k8s_ref", None)

@@ -28,7 +28,8 @@ ADMISSION_CONNECTIONS = Counter(
 )
 ADMISSION_ANSWERS = Counter(
     "homing_admission_answers_total",
-    "Reviews answered, by when: in the loop callback that read them (at-arrival), or after kopf's function waited for something (after-a-wait)",
+    "Reviews answered, by when: in the loop callback that read them (at-arrival), "
+    "or after kopf's function waited for something (after-a-wait)",
     ["when"],
 )
 ADMISSION_FAILED_OPEN = Counter(
@@ -73,8 +74,13 @@ GC_PAUSE = Histogram(
     buckets=(0.0001, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0),
 )
 LOOP_FAILURES = Counter("homing_loop_failures_total", "Background loops that raised and were restarted", ["loop"])
-WATCH_AGE = Gauge("homing_watch_age_seconds", "ConfigMap reflectors: seconds since one last saw an event, bookmark, listing or a watch run to its end", ["resource"])
-WATCH_BEHIND = Gauge("homing_watch_behind_seconds", "kopf watches: seconds since a re-list found changes the watch never sent, with nothing from it since (0: delivering)", ["resource"])
-WATCH_MISSED = Counter("homing_watch_missed_total", "What a re-list handed over because the watch had not: changes, and deletions (normal after kopf lists again)", ["resource", "what"])
+WATCH_AGE = Gauge("homing_watch_age_seconds",
+                  "ConfigMap reflectors: seconds since one last saw an event, bookmark, listing or a watch run to its end", ["resource"])
+WATCH_BEHIND = Gauge("homing_watch_behind_seconds",
+                     "kopf watches: seconds since a re-list found changes the watch never sent, with nothing from it since (0: delivering)",
+                     ["resource"])
+WATCH_MISSED = Counter("homing_watch_missed_total",
+                       "What a re-list handed over because the watch had not: changes, and deletions (normal after kopf lists again)",
+                       ["resource", "what"])
 WATCH_ERRORS = Counter("homing_watch_errors_total", "Failed list or watch requests and handler errors", ["resource", "stage"])
 WATCH_RELISTS = Counter("homing_watch_relists_total", "Listings after the first (expired version, failed watch)", ["resource"])

@@ -7,15 +7,15 @@ from collections.abc import Iterable
 from typing import Any
 
 from homing.config import Settings
+from homing.engine.identity import resolve_owner
+from homing.engine.identity.podview import PodView, placed_node, pod_view
+from homing.engine.identity.pool_group import pool_group
+from homing.engine.identity.scope import accelerator_resources
 from homing.engine.memory import lifecycle
+from homing.engine.memory.index import MemoryIndex
+from homing.engine.memory.loads import pod_load
 from homing.engine.placement.decide import topology_of
 from homing.engine.replicas.deletion_cost import ANNOTATION as DELETION_COST, Queued, Replica, queue_order, queued
-from homing.engine.memory.loads import pod_load
-from homing.engine.identity import resolve_owner
-from homing.engine.identity.pool_group import pool_group
-from homing.engine.memory.index import MemoryIndex
-from homing.engine.identity.podview import PodView, placed_node, pod_view
-from homing.engine.identity.scope import accelerator_resources
 from homing.kube import logs, metrics
 from homing.kube.cluster import ClusterState, never_raises
 from homing.kube.events import EventPoster
@@ -35,8 +35,12 @@ class PodObserver:
         self.replicas: dict[str, Replica] = {}  # uid -> bound ReplicaSet replica (engine/replicas/deletion_cost.py)
         self.versions: dict[str, str] = {}  # uid -> its resourceVersion: a mark is written against it
         self.queued: dict[str, Queued] = {}  # uid -> a pending accelerator pod's place in its scheduler's queue
+        # The vacant homes, and so the claims, are whole: rebuilt at start-up from the loaded
+        # memory and the first whole LIST of pods (rebuild_claims). Until then the scale-in
+        # marks are not written: with no claims known, every correct mark would look stale.
+        self.claims_known = False
 
-    def tracked(self, pod: dict) -> bool:
+    def tracked(self, pod: dict[str, Any]) -> bool:
         meta = pod.get("metadata") or {}
         label = (meta.get("labels") or {}).get(self.settings.scope.pod_label)
         if label == "false":
@@ -46,7 +50,7 @@ class PodObserver:
         return bool(accelerator_resources(pod, self.settings.scope.resource_prefixes))
 
     @never_raises
-    def observe(self, event: str | None, pod: dict, now: float | None = None) -> None:
+    def observe(self, event: str | None, pod: dict[str, Any], now: float | None = None) -> None:
         now = time.time() if now is None else now
         uid = (pod.get("metadata") or {}).get("uid")
         if not uid:
@@ -61,11 +65,11 @@ class PodObserver:
         log = _log.bind(owner=view.owner.display, rank=rank, pod=view.name, node=view.node)
         self._warn_bad_rank(pod, view, log)
         # A rank's Volcano sub-group (HyperNode jobs), or a rankless pod's pool group (behaviour.md "Identity").
-        group = (self._group(pod, view) if rank else pool_group(pod)) if view.node else None
+        group = (self._group(pod, view.node) if rank else pool_group(pod)) if view.node else None
         for effect in lifecycle.observe(self.index, event, view, self.cluster.snapshot, now, self.policy, group):
             self._report(effect, pod, view, log)
 
-    def _replica(self, event: str | None, uid: str, pod: dict, view: PodView | None) -> None:
+    def _replica(self, event: str | None, uid: str, pod: dict[str, Any], view: PodView | None) -> None:
         """A live bound pod of a ReplicaSet: a candidate for the scale-in mark."""
         meta = pod.get("metadata") or {}
         controller = next((r for r in meta.get("ownerReferences") or () if r.get("controller")), None)
@@ -90,11 +94,19 @@ class PodObserver:
         if gone:
             _log.info("pods missing from the re-list treated as deleted", pods=len(gone))
 
+    def rebuild_claims(self, now: float | None = None) -> int:
+        """Start-up, after the memory is loaded and the pods listed whole: every home no live
+        pod of its owner holds is vacant (engine/memory/lifecycle.py rebuild_vacancies), and
+        from then on the watch keeps it so. Returns how many homes were found vacant."""
+        found = lifecycle.rebuild_vacancies(self.index, time.time() if now is None else now)
+        self.claims_known = True
+        return found
+
     def queue_order(self) -> list[str]:
         """Owners with pending pods in their scheduler's order, from the pod groups as they are now."""
         return queue_order(self.queued.values(), self.cluster.podgroups)
 
-    def _occupy(self, event: str | None, uid: str, pod: dict) -> None:
+    def _occupy(self, event: str | None, uid: str, pod: dict[str, Any]) -> None:
         """Which node each accelerator pod of any workload sits on, and what it holds there
         (the outcome's home-busy; behaviour.md "Beyond the home" free nodes and victims), or what it waits for.
         A pod that names a node it does not hold (behaviour.md "Tenants") does neither: it
@@ -124,11 +136,11 @@ class PodObserver:
         else:
             self.queued[uid] = queued(pod, key, load.priority)
 
-    def _group(self, pod: dict, view: PodView) -> str | None:
+    def _group(self, pod: dict[str, Any], node: str) -> str | None:
         c = self.cluster
-        return topology_of(pod, c.podgroups, c.snapshot, self.settings, [view.node]).group
+        return topology_of(pod, c.podgroups, c.snapshot, self.settings, [node]).group
 
-    def _report(self, effect: lifecycle.Effect, pod: dict, view: PodView, log: Any) -> None:
+    def _report(self, effect: lifecycle.Effect, pod: dict[str, Any], view: PodView, log: Any) -> None:
         match effect:
             case lifecycle.Remembered(moved_from=moved_from):
                 log.info("bound: remembered", previous_node=moved_from)
@@ -150,11 +162,11 @@ class PodObserver:
                 log.info("placement outcome", outcome="image-warm")
                 self._post(pod, "PlacedOnWarmNode", f"bound to {node}, which holds its images (image-warm)")
 
-    def _post(self, pod: dict, reason: str, message: str) -> None:
+    def _post(self, pod: dict[str, Any], reason: str, message: str) -> None:
         if self.events:
             self.events.post(pod, "Normal", reason, message)
 
-    def _warn_bad_rank(self, pod: dict, view: PodView, log: Any) -> None:
+    def _warn_bad_rank(self, pod: dict[str, Any], view: PodView, log: Any) -> None:
         if not view.rank.warning or view.uid in self._warned:
             return
         if len(self._warned) >= _WARNED_LIMIT:

@@ -10,6 +10,7 @@ import json
 import random
 import time
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import aiohttp
 import orjson
@@ -20,9 +21,9 @@ from homing.kube.lister import Slicer, list_pages
 
 log = logs.get("homing.reflector")
 
-Handler = Callable[[str | None, dict], None]
+Handler = Callable[[str | None, dict[str, Any]], None]
 Listed = Callable[[set[str]], None]
-Keep = Callable[[dict], bool]
+Keep = Callable[[dict[str, Any]], bool]
 
 MAX_BACKOFF = 60.0
 # A stream that ends this soon without a single event is treated as a failure, so a
@@ -136,7 +137,7 @@ class Reflector:
             ("allowWatchBookmarks", "true"),
             ("timeoutSeconds", str(self.watch_timeout)),
         ]
-        resp = await self.kube.api.call_api(
+        resp: aiohttp.ClientResponse = await self.kube.api.call_api(
             self.path,
             "GET",
             query_params=query,
@@ -154,7 +155,7 @@ class Reflector:
             raise Gone(body)
         raise KubeError(resp.status, body)
 
-    def _on_event(self, event: dict) -> None:
+    def _on_event(self, event: dict[str, Any]) -> None:
         kind, obj = event.get("type"), event.get("object") or {}
         if kind == "ERROR":
             raise Gone(json.dumps(obj)) if obj.get("code") == 410 else KubeError(obj.get("code") or 0, json.dumps(obj))
@@ -165,7 +166,7 @@ class Reflector:
         else:
             self._deliver(kind, obj)
 
-    def _deliver(self, kind: str | None, obj: dict) -> bool:
+    def _deliver(self, kind: str | None, obj: dict[str, Any]) -> bool:
         """Hands one object over; False when `keep` refused it. A failing handler is
         logged and counted, and the next object goes on."""
         try:

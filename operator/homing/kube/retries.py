@@ -40,4 +40,4 @@ class Retry:
 
 
 def backoff(failures: int) -> float:
-    return min(BACKOFF_FIRST * 2 ** min(failures - 1, 20), BACKOFF_MAX)
+    return min(BACKOFF_FIRST * 2.0 ** min(failures - 1, 20), BACKOFF_MAX)

@@ -77,8 +77,7 @@ class Exchange:
                 event = self.h11.next_event()
                 if event is h11.NEED_DATA or event is h11.PAUSED:
                     return None
-                kind = type(event)
-                if kind is h11.Data:
+                if type(event) is h11.Data:
                     self._size += len(event.data)
                     if self._size > self.limits.body_bytes:
                         return Refusal(413, f"body over {self.limits.body_bytes} bytes")
@@ -86,14 +85,14 @@ class Exchange:
                     if self._chunks > MAX_CHUNKS:
                         return Refusal(413, f"body in over {MAX_CHUNKS} chunks")
                     self._body.append(event.data)
-                elif kind is h11.Request:
+                elif type(event) is h11.Request:
                     refusal = self._check_head(event)
                     if refusal is not None:
                         return refusal
                     self._head = event
-                elif kind is h11.EndOfMessage:
+                elif type(event) is h11.EndOfMessage:
                     return self._request()
-                elif kind is h11.ConnectionClosed:
+                elif type(event) is h11.ConnectionClosed:
                     return None
         except h11.RemoteProtocolError as err:
             status = err.error_status_hint

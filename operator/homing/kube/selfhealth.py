@@ -20,7 +20,7 @@ log = logs.get("homing.selfhealth")
 
 Factory = Callable[[], Awaitable[None]]
 
-current: "Supervisor | None" = None
+current: Supervisor | None = None
 
 
 def is_ready() -> bool:
@@ -62,7 +62,7 @@ class LoopState:
     started_at: float = 0.0
     running: bool = False  # inside the coroutine, not waiting out a backoff
     dead: str = ""  # why it stopped for good; empty while it lives
-    task: asyncio.Task | None = None
+    task: asyncio.Task[None] | None = None
 
 
 class Supervisor:
@@ -85,7 +85,7 @@ class Supervisor:
         self.sources: list[Callable[[], list[str]]] = []  # more reasons: the kopf watches that fell behind
         self._reported: set[str] = set()
 
-    def spawn(self, name: str, factory: Factory, *, restart: bool = True) -> asyncio.Task:
+    def spawn(self, name: str, factory: Factory, *, restart: bool = True) -> asyncio.Task[None]:
         """Runs `factory()` as a named background loop that is meant to run forever."""
         old = self.loops.get(name)
         if old is not None and old.task is not None and not old.task.done():
@@ -95,7 +95,7 @@ class Supervisor:
         self.loops[name] = state
         return state.task
 
-    def watch(self, reflector: Reflector) -> asyncio.Task:
+    def watch(self, reflector: Reflector) -> asyncio.Task[None]:
         """Runs a reflector under supervision; liveness fails when it goes silent."""
         if reflector.resource in self.reflectors:
             raise ValueError(f"a reflector for {reflector.resource!r} is already watched")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
+from collections.abc import Sequence
 from pathlib import Path
 
 from cryptography import x509
@@ -33,7 +34,7 @@ RENEW_BEFORE = datetime.timedelta(days=30)  # usable(): a kept certificate good 
 
 
 def _now() -> datetime.datetime:
-    return datetime.datetime.now(datetime.timezone.utc)
+    return datetime.datetime.now(datetime.UTC)
 
 
 def _pem_key(key: ec.EllipticCurvePrivateKey) -> bytes:
@@ -85,7 +86,7 @@ def new_leaf(ca_pem: bytes, ca_key_pem: bytes, hosts: list[str], seconds: float)
     return cert.public_bytes(serialization.Encoding.PEM), _pem_key(key)
 
 
-def new_files(hosts: list[str], days: float = 3650, leaf_days: float | None = None, keep_cas: list[bytes] = ()) -> dict[str, bytes]:
+def new_files(hosts: list[str], days: float = 3650, leaf_days: float | None = None, keep_cas: Sequence[bytes] = ()) -> dict[str, bytes]:
     """A new CA and leaf; `keep_cas` (still trusted, older) stay in the bundle after the new CA."""
     ca, ca_key = new_ca(days * 86400)
     cert, key = new_leaf(ca, ca_key, hosts, (leaf_days if leaf_days is not None else days) * 86400)

@@ -11,20 +11,24 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
 
 import kopf
 
 from homing.config import Settings
 from homing.kube import logs, metrics
-from homing.kube.frameworkwatch import JobSets, LeaderWorkerSets
 from homing.kube.client import Kube, KubeError
+from homing.kube.frameworkwatch import JobSets, LeaderWorkerSets
 from homing.kube.lister import list_pages
 from homing.kube.watchledger import Ledger, Tombstone, identity
 from homing.placementmemory import GROUP, PLURAL, VERSION, primary_owner_key
 
+if TYPE_CHECKING:
+    from homing.kube.runtime import Runtime  # not at run time: runtime imports the adapters
+
 log = logs.get("homing.watches")
 
-Handle = Callable[[str | None, dict], None]
+Handle = Callable[[str | None, dict[str, Any]], None]
 OPTIONAL_RETRY_SECONDS = 60.0  # how often to look for a CRD (Volcano's, a framework's) that is not installed yet
 
 
@@ -60,7 +64,7 @@ PODS = Kind("pods", "", "v1", "pods")
 KINDS = (*CLUSTER_KINDS, MEMORY, PODS)
 
 
-def memory_tombstone(obj: dict) -> Tombstone:
+def memory_tombstone(obj: dict[str, Any]) -> Tombstone:
     """A PlacementMemory's deletion needs its owner and shard (primary_owner_key)."""
     status = obj.get("status") or {}
     return {**identity(obj), "status": {"owner": {"uid": (status.get("owner") or {}).get("uid")},
@@ -73,7 +77,7 @@ class Watched:
 
     def __init__(
         self, kind: Kind, handle: Handle, *, relisted: Callable[[set[str]], None] | None = None,
-        on_listed: Callable[[], None] | None = None, tombstone: Callable[[dict], Tombstone] | None = identity,
+        on_listed: Callable[[], None] | None = None, tombstone: Callable[[dict[str, Any]], Tombstone] | None = identity,
     ) -> None:
         self.kind, self.handle, self.relisted, self.on_listed = kind, handle, relisted, on_listed
         self.ledger = Ledger(tombstone)
@@ -82,7 +86,7 @@ class Watched:
         self.last_listing = 0.0  # monotonic
         self.relist_wanted = asyncio.Event()
 
-    def event(self, event: str | None, obj: dict) -> None:
+    def event(self, event: str | None, obj: dict[str, Any]) -> None:
         (obj.get("metadata") or {}).pop("managedFields", None)  # most of an object's bytes, never read
         if event is None and self.loaded:
             self.relist_wanted.set()  # kopf is listing again (an expired version): it will not say what went
@@ -92,7 +96,7 @@ class Watched:
     def begin(self, judging: bool) -> None:
         self.ledger.begin_listing(counting=judging and self.loaded)
 
-    def listed(self, obj: dict) -> bool:
+    def listed(self, obj: dict[str, Any]) -> bool:
         if self.ledger.from_listing(obj):
             self.handle(None, obj)
         return True
@@ -119,7 +123,7 @@ class Watches:
         self.kinds = {w.kind.name: w for w in watched}
         self.clock = time.monotonic
 
-    def deliver(self, name: str, event: str | None, obj: dict) -> None:
+    def deliver(self, name: str, event: str | None, obj: dict[str, Any]) -> None:
         """kopf's event handler for every kind: the engine sees what is news to it."""
         w = self.kinds.get(name)
         if w is None:
@@ -201,7 +205,7 @@ class Watches:
         return found
 
 
-def for_runtime(rt, kube: Kube) -> Watches:  # rt: Runtime (typed loosely: runtime imports the adapters)
+def for_runtime(rt: Runtime, kube: Kube) -> Watches:
     """Every kopf-watched kind, wired to the engine's handlers."""
     c = rt.cluster
     handles: dict[str, Handle] = {
@@ -215,7 +219,7 @@ def for_runtime(rt, kube: Kube) -> Watches:  # rt: Runtime (typed loosely: runti
     return Watches(kube, rt.settings, watched)
 
 
-def memory_event(rt, event: str | None, body: dict) -> None:
+def memory_event(rt: Runtime, event: str | None, body: dict[str, Any]) -> None:
     """Deleted by garbage collection (owner gone) or by hand (reset): forget it too."""
     key = primary_owner_key(body) if event == "DELETED" else None  # shards 2.. come and go with the owner's size
     if key is not None and rt.index.forget(key) is not None:
@@ -225,10 +229,10 @@ def memory_event(rt, event: str | None, body: dict) -> None:
 
 
 def _register(kind: Kind) -> None:
-    async def on_event(type: str | None, event: dict, memo: kopf.Memo, **_: object) -> None:
+    async def on_event(type: str | None, event: kopf.RawEvent, memo: kopf.Memo, **_: object) -> None:
         watches: Watches | None = getattr(memo, "watches", None)
         if watches is not None:  # set by the start-up handler, before kopf starts watching
-            watches.deliver(kind.name, type, event["object"])
+            watches.deliver(kind.name, type, cast(dict[str, Any], event["object"]))
 
     kopf.on.event(kind.group, kind.version, kind.plural, id=f"watch-{kind.name}")(on_event)
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
-Tombstone = dict  # what a DELETED hand-over carries: the object's identity, not its body
+Tombstone = dict[str, Any]  # what a DELETED hand-over carries: the object's identity, not its body
 
 
 def newer(version: str, than: str | None) -> bool:
@@ -22,14 +23,14 @@ def newer(version: str, than: str | None) -> bool:
     return version != than
 
 
-def identity(obj: dict) -> Tombstone:
+def identity(obj: dict[str, Any]) -> Tombstone:
     meta = obj.get("metadata") or {}
     return {"metadata": {k: meta[k] for k in ("name", "namespace", "uid") if k in meta}}
 
 
 @dataclass
 class Ledger:
-    tombstone: Callable[[dict], Tombstone] | None = identity  # None: the caller forgets by uid (pods)
+    tombstone: Callable[[dict[str, Any]], Tombstone] | None = identity  # None: the caller forgets by uid (pods)
     applied: dict[str, tuple[str, Tombstone | None]] = field(default_factory=dict)  # uid -> (version, tombstone)
     watch_events: int = 0
     behind_since: float | None = None  # a listing found a change the watch had not sent, and none came since
@@ -40,7 +41,7 @@ class Ledger:
     _counting: bool = False  # this listing judges the watch (not the start-up one, before any watch)
     _events_at_miss: int | None = None  # the watch's event count when this listing found its first miss
 
-    def from_watch(self, event: str | None, obj: dict) -> bool:
+    def from_watch(self, event: str | None, obj: dict[str, Any]) -> bool:
         """A watch event; True when the engine should see it (not a repeat of what it has)."""
         self.watch_events += 1
         self.behind_since = None  # the watch is delivering
@@ -64,7 +65,7 @@ class Ledger:
         self._touched, self._deleted = set(), set()
         self._counting, self._events_at_miss = counting, None
 
-    def from_listing(self, obj: dict) -> bool:
+    def from_listing(self, obj: dict[str, Any]) -> bool:
         """A listed object; True when it is news to the engine (the watch missed it)."""
         uid, version = _uid_version(obj)
         if not uid or uid in self._deleted:
@@ -107,7 +108,7 @@ class Ledger:
         self._touched, self._deleted, self._counting = None, set(), False
         return stones
 
-    def _stone(self, obj: dict) -> Tombstone | None:
+    def _stone(self, obj: dict[str, Any]) -> Tombstone | None:
         return self.tombstone(obj) if self.tombstone is not None else None
 
     def behind_for(self, now: float) -> float:
@@ -119,6 +120,6 @@ def _ordered(a: str, b: str) -> bool:
     return a.isdigit() and b.isdigit()
 
 
-def _uid_version(obj: dict) -> tuple[str, str]:
+def _uid_version(obj: dict[str, Any]) -> tuple[str, str]:
     meta = obj.get("metadata") or {}
     return str(meta.get("uid") or ""), str(meta.get("resourceVersion") or "")

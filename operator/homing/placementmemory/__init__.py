@@ -16,12 +16,39 @@ at most STATUS_BUDGET bytes on the wire, so no object nears etcd's limit whateve
 owner's size or its node names' length. The first object (the primary) carries the
 stats and the shard count, and is written last. The form before it (a list of rank
 objects in `ranks`, `pool`) is still read."""
-from homing.placementmemory.schema import API_VERSION, FaultNodeStatus, GROUP, KIND, MIB, OwnerStatus, PLURAL, PlacementMemoryStatus, PoolStatus, RankStatus, STATUS_BUDGET, ShardStatus, StatsStatus, SummaryStatus, VERSION
-from homing.placementmemory.names import primary_owner_key, resource_body, resource_name, shard_name
-from homing.placementmemory.wire import json_wire_size, wire_len
-from homing.placementmemory.encode import Encoded, Snapshot, encode, snapshot
-from homing.placementmemory.decode import Fragment, NameMismatch, NotWritten, belonging, check_rank_key, decode, from_status, legacy_status, merge, read_object
 from homing.placementmemory.crd import crd, status_schema
+from homing.placementmemory.decode import (
+    Fragment,
+    NameMismatch,
+    NotWritten,
+    belonging,
+    check_rank_key,
+    decode,
+    from_status,
+    legacy_status,
+    merge,
+    read_object,
+)
+from homing.placementmemory.encode import Encoded, Snapshot, encode, snapshot
+from homing.placementmemory.names import primary_owner_key, resource_body, resource_name, shard_name
+from homing.placementmemory.schema import (
+    API_VERSION,
+    GROUP,
+    KIND,
+    MIB,
+    PLURAL,
+    STATUS_BUDGET,
+    VERSION,
+    FaultNodeStatus,
+    OwnerStatus,
+    PlacementMemoryStatus,
+    PoolStatus,
+    RankStatus,
+    ShardStatus,
+    StatsStatus,
+    SummaryStatus,
+)
+from homing.placementmemory.wire import json_wire_size, wire_len
 
 __all__ = [
     "API_VERSION",

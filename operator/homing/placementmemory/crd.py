@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from typing import Any
-from homing.placementmemory.schema import GROUP, KIND, PLURAL, PlacementMemoryStatus, VERSION
 
+from homing.placementmemory.schema import GROUP, KIND, PLURAL, VERSION, PlacementMemoryStatus
 
 
 def _structural(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
@@ -13,12 +13,12 @@ def _structural(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
         return _structural(defs[schema["$ref"].rsplit("/", 1)[-1]], defs)
     if "anyOf" in schema:
         options = [s for s in schema["anyOf"] if s.get("type") != "null"]
-        out = _structural(options[0], defs)
+        chosen = _structural(options[0], defs)
         if len(options) < len(schema["anyOf"]):
-            out["nullable"] = True
+            chosen["nullable"] = True
         if "description" in schema:
-            out["description"] = schema["description"]
-        return out
+            chosen["description"] = schema["description"]
+        return chosen
     out: dict[str, Any] = {}
     for key, value in schema.items():
         if key in ("title", "default", "$defs"):
@@ -39,7 +39,7 @@ def status_schema() -> dict[str, Any]:
 
 def crd() -> dict[str, Any]:
     def column(name: str, path: str, kind: str = "string", priority: int = 0) -> dict[str, Any]:
-        col = {"name": name, "type": kind, "jsonPath": path}
+        col: dict[str, Any] = {"name": name, "type": kind, "jsonPath": path}
         if priority:
             col["priority"] = priority
         return col

@@ -3,13 +3,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from homing.engine.memory.entries import FaultMark, OwnerMemory, PoolEntry, RankEntry, Stats, Topology
 from homing.engine.model import OwnerRef
 from homing.placementmemory.names import shard_name
-from homing.placementmemory.schema import FaultNodeStatus, OwnerStatus, PlacementMemoryStatus, PoolStatus, RankStatus, StatsStatus, SummaryStatus
+from homing.placementmemory.schema import (
+    FaultNodeStatus,
+    OwnerStatus,
+    PlacementMemoryStatus,
+    PoolStatus,
+    RankStatus,
+    StatsStatus,
+    SummaryStatus,
+)
 from homing.placementmemory.wire import unescape
 
 
@@ -38,7 +46,7 @@ class Fragment:
 
 def _epoch(moment: datetime) -> float:
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     return moment.timestamp()
 
 
@@ -216,7 +224,7 @@ def from_status(status: PlacementMemoryStatus, namespace: str) -> OwnerMemory:
 # -- the earlier form: what the loader still reads (and the benchmark's baseline) ---------------
 
 def _ts(epoch: float) -> datetime:
-    return datetime.fromtimestamp(epoch, tz=timezone.utc).replace(microsecond=0)
+    return datetime.fromtimestamp(epoch, tz=UTC).replace(microsecond=0)
 
 
 def legacy_status(mem: OwnerMemory) -> PlacementMemoryStatus:

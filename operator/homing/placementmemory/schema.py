@@ -7,7 +7,6 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-
 GROUP = "homing.io"
 VERSION = "v1alpha1"
 KIND = "PlacementMemory"

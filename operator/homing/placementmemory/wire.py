@@ -8,8 +8,6 @@ import time
 from typing import Any
 from urllib.parse import unquote
 
-
-
 _PLAIN = re.compile(r"[ !#-%'-;=?-\[\]-~]*")  # printable ASCII that JSON (Go's too) copies as is
 ROW_SPECIALS = re.compile("[%\n]")  # "%" escapes, "\n" ends a line
 PATH_SPECIALS = re.compile("[% =\n]")  # and " " "=" separate levels and values

@@ -1,21 +1,21 @@
 """behaviour.md "Health": a node's health; behaviour.md "Topology": its topology path from its labels."""
 from __future__ import annotations
 
-from types import MappingProxyType
-
 from collections.abc import Iterable
+from types import MappingProxyType
+from typing import Any
 
 from homing.config import Labels
 from homing.engine.cluster.images import node_images
-from homing.engine.model import Health, NodeState, Path
 from homing.engine.cluster.topology.resource_levels import LevelLabels, tree_of
+from homing.engine.model import Health, NodeState, Path
 
 UNHEALTHY_TAINTS = frozenset({"node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready"})
 CORDON_TAINT = "node.kubernetes.io/unschedulable"  # the taint that mirrors spec.unschedulable
 _WORST = MappingProxyType({Health.HEALTHY: 0, Health.SUB_HEALTHY: 1, Health.UNAVAILABLE: 2, Health.UNHEALTHY: 3})
 
 
-def node_health(node: dict, labels: Labels) -> Health:
+def node_health(node: dict[str, Any], labels: Labels) -> Health:
     """Faults first (a cordoned node that is also NotReady is unhealthy), then maintenance."""
     spec = node.get("spec") or {}
     node_labels = (node.get("metadata") or {}).get("labels") or {}
@@ -46,11 +46,11 @@ def label_path(node_labels: dict[str, str], labels: Labels, trees: LevelLabels) 
     return tuple((level, str(value)) for level, _, value in found), tuple((level, key) for level, key, _ in found)
 
 
-def node_topology(node: dict, labels: Labels) -> Path:
+def node_topology(node: dict[str, Any], labels: Labels) -> Path:
     return label_path((node.get("metadata") or {}).get("labels") or {}, labels, {})[0]
 
 
-def allocatable_npus(node: dict, prefixes: Iterable[str]) -> int | None:
+def allocatable_npus(node: dict[str, Any], prefixes: Iterable[str]) -> int | None:
     prefixes = tuple(prefixes)
     counts = [
         int(str(v))
@@ -61,7 +61,7 @@ def allocatable_npus(node: dict, prefixes: Iterable[str]) -> int | None:
 
 
 def node_state(
-    node: dict,
+    node: dict[str, Any],
     labels: Labels,
     trees: LevelLabels | None = None,
     hyper_path: Path = (),

@@ -7,6 +7,7 @@ tag means `:latest`. Digests (`repo@sha256:…`) match digests."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 DOCKER_HUB = ("docker.io/library/", "docker.io/", "index.docker.io/library/", "index.docker.io/", "library/")
 MAX_IMAGE_NAMES = 256  # names read from one node's status (the kubelet reports 50 images by default)
@@ -27,14 +28,14 @@ def normalise(ref: str) -> str:
     return ref if ":" in last else f"{ref}:latest"
 
 
-def pod_images(pod: dict) -> tuple[str, ...]:
+def pod_images(pod: dict[str, Any]) -> tuple[str, ...]:
     """The images of the pod's (not init) containers, normalised, in order, once each."""
     containers = (pod.get("spec") or {}).get("containers")
     refs = (c.get("image") for c in containers if isinstance(c, dict)) if isinstance(containers, list) else ()
     return tuple(dict.fromkeys(n for n in (normalise(r) for r in refs if isinstance(r, str)) if n))
 
 
-def node_images(node: dict) -> frozenset[str]:
+def node_images(node: dict[str, Any]) -> frozenset[str]:
     """Every name under which the node's kubelet reports an image it holds."""
     images = (node.get("status") or {}).get("images")
     names: list[str] = []

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TypeGuard
 
 IN, NOT_IN, EXISTS, DOES_NOT_EXIST = "In", "NotIn", "Exists", "DoesNotExist"
 OPERATORS = frozenset({IN, NOT_IN, EXISTS, DOES_NOT_EXIST})
@@ -38,7 +39,7 @@ class Requirement:
         return self.key not in labels  # DOES_NOT_EXIST: requirement() lets no other operator through
 
 
-def _is_key(key: object) -> bool:
+def _is_key(key: object) -> TypeGuard[str]:
     return isinstance(key, str) and key != ""
 
 
@@ -48,7 +49,7 @@ def _expression(expr: object) -> Requirement | None:
         return None
     key, operator, values = expr.get("key"), expr.get("operator"), expr.get("values")
     values = [] if values is None else values
-    if not _is_key(key) or operator not in OPERATORS or not isinstance(values, list):
+    if not _is_key(key) or operator not in OPERATORS or not isinstance(values, list) or not isinstance(operator, str):
         return None
     if not all(isinstance(v, str) for v in values) or bool(values) != (operator in NEEDS_VALUES):
         return None

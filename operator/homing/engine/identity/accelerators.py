@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from homing.engine.identity.rank import is_decimal, shown
 
@@ -28,11 +29,11 @@ class AcceleratorRequest:
     unreadable: str | None = None  # the first request that is not a whole count, said for a warning
 
 
-def _mapping(value: object) -> dict:
+def _mapping(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def accelerator_request(pod: dict, prefixes: Iterable[str]) -> AcceleratorRequest:
+def accelerator_request(pod: dict[str, Any], prefixes: Iterable[str]) -> AcceleratorRequest:
     prefixes = tuple(prefixes)
     spec = _mapping(pod.get("spec"))
     names: set[str] = set()

@@ -12,6 +12,7 @@ object find nothing, as for one the watch has not delivered (behaviour.md "Ident
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from homing.engine.model import OwnerRef
 
@@ -32,7 +33,7 @@ def _group(api_version: str) -> str:
     return api_version.split("/", 1)[0] if "/" in api_version else ""
 
 
-def _label(labels: dict, key: str) -> str | None:
+def _label(labels: dict[str, Any], key: str) -> str | None:
     value = labels.get(key)
     return value if isinstance(value, str) and value else None
 
@@ -69,7 +70,7 @@ class FrameworkIndex:
             self.trainjobs.pop((namespace, uid), None)
 
 
-def _leaderworkerset(labels: dict, controller: OwnerRef, index: FrameworkIndex) -> OwnerRef | None:
+def _leaderworkerset(labels: dict[str, Any], controller: OwnerRef, index: FrameworkIndex) -> OwnerRef | None:
     """A leader pod's controller is the leader StatefulSet, a worker's the group's StatefulSet
     owned by the leader pod: both give way to the LeaderWorkerSet the label names."""
     name = _label(labels, LWS_NAME)
@@ -78,7 +79,7 @@ def _leaderworkerset(labels: dict, controller: OwnerRef, index: FrameworkIndex) 
     return index.leaderworkersets.get((controller.namespace, name or ""))
 
 
-def _jobset(labels: dict, controller: OwnerRef, index: FrameworkIndex) -> OwnerRef | None:
+def _jobset(labels: dict[str, Any], controller: OwnerRef, index: FrameworkIndex) -> OwnerRef | None:
     """The JobSet controller writes its name and UID on every Job's pod template, so no Job
     watch is needed (a cluster holds far more Jobs than JobSets); the JobSet watch confirms
     them and says whether a TrainJob owns the JobSet."""
@@ -94,7 +95,7 @@ def _jobset(labels: dict, controller: OwnerRef, index: FrameworkIndex) -> OwnerR
     return index.trainjobs.get(key) or jobset
 
 
-def lift(labels: dict, controller: OwnerRef, index: FrameworkIndex) -> OwnerRef | None:
+def lift(labels: dict[str, Any], controller: OwnerRef, index: FrameworkIndex) -> OwnerRef | None:
     """The owner a framework's pod is kept under; `controller` when no framework applies."""
     if controller.kind == "StatefulSet" and _label(labels, LWS_NAME):
         return _leaderworkerset(labels, controller, index)

@@ -6,6 +6,7 @@ watch has not shown it going (behaviour.md "Claimed homes")."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from homing.engine.identity.rank import is_decimal, shown
 
@@ -20,7 +21,7 @@ class Generation:
     warning: str | None = None
 
 
-def pod_generation(pod: dict) -> Generation:
+def pod_generation(pod: dict[str, Any]) -> Generation:
     """The pod's generation; an unreadable one is unknown (it then holds its home as any
     live pod does), with a warning naming it."""
     meta = pod.get("metadata") or {}

@@ -8,6 +8,7 @@ A's homes and wrote its own node into A's memory."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from homing.engine.identity.frameworks import FrameworkIndex, lift
 from homing.engine.model import OwnerRef
@@ -94,7 +95,7 @@ class WorkloadIndex:
         return None
 
 
-def controller_ref(meta: dict, namespace: str) -> OwnerRef | None:
+def controller_ref(meta: dict[str, Any], namespace: str) -> OwnerRef | None:
     """The ownerReference marked controller: true, if there is one and it is well formed."""
     refs = meta.get("ownerReferences")
     for ref in refs if isinstance(refs, list) else ():
@@ -115,7 +116,7 @@ def controller_ref(meta: dict, namespace: str) -> OwnerRef | None:
     return None
 
 
-def resolve_owner(pod: dict, workloads: WorkloadIndex) -> OwnerRef | None:
+def resolve_owner(pod: dict[str, Any], workloads: WorkloadIndex) -> OwnerRef | None:
     """The workload that outlives the pod, or None: such a pod is not tracked. Always one
     of the pod's namespace (behaviour.md "Identity")."""
     meta = pod.get("metadata") or {}
@@ -133,7 +134,7 @@ def resolve_owner(pod: dict, workloads: WorkloadIndex) -> OwnerRef | None:
     return owner if owner is None or owner.namespace == namespace else controller
 
 
-def _replicaset_owner(meta: dict, controller: OwnerRef, workloads: WorkloadIndex) -> OwnerRef:
+def _replicaset_owner(meta: dict[str, Any], controller: OwnerRef, workloads: WorkloadIndex) -> OwnerRef:
     """A ReplicaSet not known in the pod's namespace (not delivered yet, or another
     namespace's UID) is taken as a brand-new one: the Deployment of its name, else itself."""
     namespace = controller.namespace

@@ -36,7 +36,7 @@ class PodView:
     unplaced: bool = False  # names a node (spec.nodeName) it does not hold: it waits for no scheduler either
 
 
-def _decided(annotations: dict[str, Any], field: str) -> list:
+def _decided(annotations: dict[str, Any], field: str) -> list[Any]:
     """One list field of the decision annotation; empty when unreadable."""
     try:
         value = json.loads(annotations.get(DECISION_ANNOTATION) or "{}").get(field)
@@ -58,6 +58,11 @@ def decided_domains(annotations: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     return tuple((level, value) for level, value in pairs if level and value)
 
 
+def _dict(value: object) -> dict[str, Any]:
+    """An object field as a dict; anything else (missing, a list, a string) counts as empty."""
+    return value if isinstance(value, dict) else {}
+
+
 def _listed(status: dict[str, Any], key: str) -> list[dict[str, Any]]:
     """A list field of the pod's status, its well-formed entries only."""
     value = status.get(key)
@@ -66,18 +71,20 @@ def _listed(status: dict[str, Any], key: str) -> list[dict[str, Any]]:
 
 def _started(status: dict[str, Any]) -> bool:
     for cs in _listed(status, "containerStatuses"):
-        state = cs.get("state") if isinstance(cs.get("state"), dict) else {}
+        state = _dict(cs.get("state"))
         if cs.get("started") or "running" in state or "terminated" in state:
             return True
     return False
 
 
 def _fault_reason(status: dict[str, Any]) -> str | None:
-    if status.get("reason") in FAULT_REASONS:
-        return status["reason"]
+    reason: str | None = status.get("reason")
+    if reason in FAULT_REASONS:
+        return reason
     for cond in _listed(status, "conditions"):
-        if cond.get("type") == "DisruptionTarget" and cond.get("reason") in FAULT_REASONS:
-            return cond["reason"]
+        verdict: str | None = cond.get("reason")
+        if cond.get("type") == "DisruptionTarget" and verdict in FAULT_REASONS:
+            return verdict
     return None
 
 
@@ -97,7 +104,7 @@ def placed_node(pod: dict[str, Any]) -> str | None:
     node = spec.get("nodeName") if isinstance(spec, dict) else None
     if not node or not isinstance(node, str):
         return None
-    status = pod.get("status") if isinstance(pod.get("status"), dict) else {}
+    status = _dict(pod.get("status"))
     scheduled = any(c.get("type") == "PodScheduled" and c.get("status") == "True" for c in _listed(status, "conditions"))
     ran = status.get("phase") in ("Running", "Succeeded") or bool(_listed(status, "containerStatuses"))
     return node if scheduled or ran or _fault_reason(status) is not None else None

@@ -3,11 +3,13 @@ worker groups (`ray.io/group`) run different images on different nodes, so each 
 returns to its own warm nodes."""
 from __future__ import annotations
 
+from typing import Any
+
 POOL_GROUP_LABELS = ("ray.io/group",)  # first present wins
 MAX_GROUP_LENGTH = 63  # a label value's bound: anything longer was not written by a controller
 
 
-def pool_group(pod: dict) -> str | None:
+def pool_group(pod: dict[str, Any]) -> str | None:
     labels = (pod.get("metadata") or {}).get("labels") or {}
     if not isinstance(labels, dict):
         return None

@@ -77,7 +77,7 @@ def _mapping(value: object) -> dict[str, Any]:
 def _meta_value(meta: dict[str, Any], key: str) -> object | None:
     """Annotation first, then label."""
     for where in ("annotations", "labels"):
-        value = _mapping(meta.get(where)).get(key)
+        value: object = _mapping(meta.get(where)).get(key)
         if value is not None:
             return value
     return None

@@ -3,6 +3,7 @@ webhook configuration's selectors; the rest is checked here on the pod itself.""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from homing.engine.identity.accelerators import accelerator_request
 
@@ -10,12 +11,12 @@ DECISION_ANNOTATION = "homing.io/decision"
 HOME_ANNOTATION = "homing.io/home"
 
 
-def accelerator_resources(pod: dict, prefixes: Iterable[str]) -> list[str]:
+def accelerator_resources(pod: dict[str, Any], prefixes: Iterable[str]) -> list[str]:
     """Resource names of the pod's containers that start with an accelerator prefix."""
     return list(accelerator_request(pod, prefixes).names)
 
 
-def out_of_scope(pod: dict, prefixes: Iterable[str]) -> str | None:
+def out_of_scope(pod: dict[str, Any], prefixes: Iterable[str]) -> str | None:
     """Why the webhook must leave this pod alone, or None when it is in scope."""
     meta = pod.get("metadata") or {}
     if (pod.get("spec") or {}).get("nodeName"):

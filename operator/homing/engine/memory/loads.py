@@ -3,6 +3,7 @@ memory keeps per pod and per owner, which the placement rules read (displace few
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from homing.engine.identity.accelerators import accelerator_request
 
@@ -29,7 +30,7 @@ class Burst:
     sent: int = 0  # pods of this burst sent to the current victim
 
 
-def pod_load(pod: dict, owner_key: str, prefixes: tuple[str, ...]) -> Load:
+def pod_load(pod: dict[str, Any], owner_key: str, prefixes: tuple[str, ...]) -> Load:
     """A pod's priority (set by the Priority admission plugin before webhooks) and the
     accelerators it requests; unreadable amounts count as none."""
     priority = (pod.get("spec") or {}).get("priority")

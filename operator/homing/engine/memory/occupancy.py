@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from homing.engine.memory.loads import Load
 from homing.engine.memory.eviction import EvictionView
+from homing.engine.memory.loads import Load
 from homing.engine.memory.room import RoomView
 
 

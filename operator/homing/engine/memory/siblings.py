@@ -99,7 +99,7 @@ def _runs_worth_walking(mem: OwnerMemory, cache: RunsKept | None) -> Runs | None
     owner's admissions); None right after a change, when a bind may well follow."""
     if cache is None:
         return None
-    runs = mem.sibling_runs
+    runs: Runs | None = mem.sibling_runs
     if runs is not None and runs.version == mem.version:
         return runs
     mem.sibling_runs = None  # stale: let it go now

@@ -18,4 +18,5 @@ def seen_from(index: MemoryIndex, namespace: str, shared: bool = False) -> Memor
     the index itself (engine/placement/admitted.py)."""
     if shared:
         return index
-    return replace(index, vacancies=index.vacancies.of(namespace), tenant=namespace)
+    # a view's vacancies are its namespace's part (VacantHomes), read only: nothing writes through a view
+    return replace(index, vacancies=index.vacancies.of(namespace), tenant=namespace)  # type: ignore[arg-type]

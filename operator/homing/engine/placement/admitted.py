@@ -4,11 +4,12 @@ the index. The webhook's adapter calls both and touches none of the index's part
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from homing.config import Settings
 from homing.engine.memory.index import MemoryIndex
-from homing.engine.placement.decide import Decision
 from homing.engine.memory.loads import Burst, Load, pod_load
+from homing.engine.placement.decide import Decision
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,7 +22,7 @@ class Admitted:
     burst: Burst | None = None  # the burst counted with this pod, and the victim it agreed on
 
 
-def admitted(decision: Decision, pod: dict, settings: Settings, now: float) -> Admitted | None:
+def admitted(decision: Decision, pod: dict[str, Any], settings: Settings, now: float) -> Admitted | None:
     """None when the admission leaves nothing behind: the pod was skipped or has no owner."""
     if decision.outcome == "skipped" or not decision.owner_key:
         return None

@@ -6,11 +6,11 @@ from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import islice
 
-from homing.engine.memory.loads import Burst, Load
-from homing.engine.placement.displacement import choose, victim_on, victims
 from homing.engine.cluster.images import holding_all
 from homing.engine.memory.index import MemoryIndex
+from homing.engine.memory.loads import Burst, Load
 from homing.engine.model import ClusterSnapshot, Health, key_namespace
+from homing.engine.placement.displacement import choose, victim_on, victims
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,7 +20,8 @@ class BeyondHome:
     warm: tuple[str, ...] = ()  # healthy nodes holding the pod's images, none claimed, most relevant first
     vacant: tuple[str, ...] = ()  # other owners' (and siblings') vacant homes, most recent first
     displace: tuple[str, ...] = ()  # when nothing is free: the one victim workload's nodes
-    free: tuple[str, ...] = ()  # beside `displace`: homes of owners waiting at a lower priority, then nodes with room now, nobody's vacant home
+    # beside `displace`: homes of owners waiting at a lower priority, then nodes with room now, nobody's vacant home
+    free: tuple[str, ...] = ()
     claimed: tuple[str, ...] = ()  # vacant homes others are expected back on (engine/placement/claimed.py)
     keep_off: bool = True  # the claimed preference is on: the claimed term also lists fault nodes
     victim: str | None = None

@@ -3,36 +3,42 @@ index and snapshot it is given and returns a Decision; the webhook applies it.""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from collections.abc import Callable, Mapping
-from typing import Any
+from dataclasses import replace
 from itertools import islice
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from homing.config import Settings
-from homing.engine.placement.beyond_home import (
-    BeyondHome, displacement, eviction_victims, free_room, nothing_free, vacant_homes, warm_nodes,
-)
-from homing.engine.placement.claimed import claimed_homes, yielded_claims
-from homing.engine.identity.generation import pod_generation
-from homing.engine.memory.siblings import sibling_homes
-from homing.engine.memory.loads import pod_load
-from homing.engine.identity import WorkloadIndex, resolve_owner, resolve_rank
-from homing.engine.identity.pool_group import pool_group
 from homing.engine.cluster.images import pod_images
+from homing.engine.identity import WorkloadIndex, resolve_owner, resolve_rank
+from homing.engine.identity.generation import pod_generation
+from homing.engine.identity.pool_group import pool_group
+from homing.engine.identity.scope import DECISION_ANNOTATION, HOME_ANNOTATION, out_of_scope
 from homing.engine.memory.entries import OwnerMemory
 from homing.engine.memory.index import MemoryIndex
+from homing.engine.memory.loads import pod_load
+from homing.engine.memory.siblings import sibling_homes
 from homing.engine.model import ClusterSnapshot, Term
-from homing.engine.placement.patch import affinity_patch
-from homing.engine.identity.scope import DECISION_ANNOTATION, HOME_ANNOTATION, out_of_scope
-from homing.engine.placement.strategies import Placement, RankContext, node_strategy, pool_strategy
-from homing.engine.placement.strategies.blocks import block_domains
-from homing.engine.placement.job_kinds.select import job_topology
+from homing.engine.placement.beyond_home import (
+    BeyondHome,
+    displacement,
+    eviction_victims,
+    free_room,
+    nothing_free,
+    vacant_homes,
+    warm_nodes,
+)
+from homing.engine.placement.claimed import claimed_homes, yielded_claims
 from homing.engine.placement.job_kinds.facts import group_name, job_facts
 from homing.engine.placement.job_kinds.levels import NODE, JobTopology
+from homing.engine.placement.job_kinds.select import job_topology
+from homing.engine.placement.patch import affinity_patch
+from homing.engine.placement.strategies import Placement, RankContext, node_strategy, pool_strategy
+from homing.engine.placement.strategies.blocks import block_domains
 
-PodGroups = Mapping[tuple[str, str], dict]  # (namespace, name) -> PodGroup
+PodGroups = Mapping[tuple[str, str], dict[str, Any]]  # (namespace, name) -> PodGroup
 
 
 class Decision(BaseModel):
@@ -55,7 +61,7 @@ class Decision(BaseModel):
     burst: Any = Field(default=None, exclude=True)  # the owner's burst state, kept by the adapter
 
     def annotations(self) -> dict[str, str]:
-        record = {"owner": self.owner, "rank": self.rank, "home": self.home, "reason": self.reason}
+        record: dict[str, object] = {"owner": self.owner, "rank": self.rank, "home": self.home, "reason": self.reason}
         if self.kind != "node":
             record["kind"] = self.kind
         if self.domains:
@@ -73,7 +79,7 @@ class Decision(BaseModel):
             out[HOME_ANNOTATION] = self.home
         return out
 
-    def patch(self, pod: dict) -> list[dict]:
+    def patch(self, pod: dict[str, Any]) -> list[dict[str, Any]]:
         if self.outcome == "skipped":
             return []
         return affinity_patch(pod, self.terms, self.annotations())
@@ -98,7 +104,7 @@ def job_npus(snapshot: ClusterSnapshot, nodes: list[str]) -> int | None:
 
 
 def topology_of(
-    pod: dict, podgroups: PodGroups, snapshot: ClusterSnapshot, settings: Settings, nodes: list[str]
+    pod: dict[str, Any], podgroups: PodGroups, snapshot: ClusterSnapshot, settings: Settings, nodes: list[str]
 ) -> JobTopology:
     """The pod's job kind and levels, from the pod and its PodGroup (behaviour.md "Topology").
     `nodes`: the job's remembered nodes, the rank's own home first."""
@@ -110,7 +116,7 @@ def topology_of(
 
 
 def beyond_home(
-    pod: dict, index: MemoryIndex, snapshot: ClusterSnapshot, settings: Settings, owner_key: str, rank_key: str | None,
+    pod: dict[str, Any], index: MemoryIndex, snapshot: ClusterSnapshot, settings: Settings, owner_key: str, rank_key: str | None,
     own_home: str | None, now: float, siblings: tuple[str, ...] | None = None, generation: int | None = None,
 ) -> BeyondHome:
     """behaviour.md "Beyond the home" candidates, as configured: homes claimed by others, warm nodes, vacant
@@ -124,7 +130,7 @@ def beyond_home(
     found = eviction_victims(me, index, snapshot) if index.lower_priority_than(me.priority) else None
     can_evict = found is not None and bool(found.nodes)
     displace, victim, burst = (
-        displacement(me, index, found, now, evicting) if can_evict and p.displace_few else ((), None, None)
+        displacement(me, index, found, now, evicting) if found is not None and can_evict and p.displace_few else ((), None, None)
     )
     # When the scheduler will evict with no victim named, "not a vacant home" would point
     # it at nodes whose owners are running there: the opposite of displacing few.
@@ -148,7 +154,7 @@ def beyond_home(
 
 
 def decide(
-    pod: dict,
+    pod: dict[str, Any],
     index: MemoryIndex,
     workloads: WorkloadIndex,
     snapshot: ClusterSnapshot,
@@ -171,16 +177,16 @@ def decide(
     memory = index.owner(owner.key)
     hostname = settings.labels.hostname
     topology = NODE
-    rankless = rank_result.rank is None
-    rank_key = None if rankless else rank_result.rank.key
+    rank = rank_result.rank
+    rank_key = None if rank is None else rank.key
     own_entry = memory.ranks.get(rank_key) if memory is not None and rank_key is not None else None
     own_home = own_entry.node if own_entry else None
     # the sibling walk, once: the keep-clear term and the claimed homes both read it
-    siblings = None if rankless else sibling_homes(memory, rank_result.rank.index, own_home, settings.bounds.max_term_values,
-                                                   index.sibling_runs)
+    siblings = None if rank is None else sibling_homes(memory, rank.index, own_home, settings.bounds.max_term_values,
+                                                       index.sibling_runs)
     beyond = beyond_home(pod, index, snapshot, settings, owner.key, rank_key, own_home, now,
                          siblings[0] if siblings else None, generation.value)
-    if rankless:
+    if rank is None:
         memory = group_pool(memory, pool_group(pod))
         taken = index.occupied_nodes(owner.key) | index.promised.nodes(owner.key, now)
         w = settings.weights
@@ -189,12 +195,12 @@ def decide(
             None if may_promise is None else (lambda node: may_promise(owner.key, node)),
         )
     else:
-        entry = memory.ranks.get(rank_result.rank.key) if memory else None
+        entry = memory.ranks.get(rank.key) if memory else None
         nodes = ([entry.node] if entry else []) + (list(islice(memory.home_counts, 8)) if memory else [])
         topology = topology_of(pod, podgroups or {}, snapshot, settings, nodes)
         warnings.extend(topology.warnings)
         ctx = RankContext(
-            rank=rank_result.rank,
+            rank=rank,
             memory=memory,
             snapshot=snapshot,
             weights=settings.weights,

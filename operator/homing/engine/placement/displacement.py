@@ -6,10 +6,11 @@ nodes are used up. Pure: the index supplies the loads; the strategy turns the ch
 nodes into a term."""
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 
 from homing.engine.memory.loads import Burst, Load
 from homing.engine.model import ClusterSnapshot, Health, NodeState
+
 
 def free_slots(snapshot: ClusterSnapshot, used: Mapping[str, int], npus: int, enough: int) -> int:
     """How many pods of `npus` the healthy nodes' free accelerators hold, counted up to
@@ -69,7 +70,7 @@ def victim_on(state: NodeState | None, used: int, loads: list[Load], priority: i
 
 
 def choose(
-    candidates: Mapping[str, list[str]],
+    candidates: Mapping[str, Collection[str]],
     priorities: Mapping[str, int],
     disrupted: set[str],
     burst: Burst,
@@ -79,7 +80,7 @@ def choose(
     disrupted, else the one on most of the pod's own homes (`mine`: warm for it, and the
     tide displaces the same workload each day, whose image stays on its nodes), else the
     smallest that covers the burst, else the lowest priority."""
-    if burst.victim in candidates and burst.sent < len(candidates[burst.victim]):
+    if burst.victim is not None and burst.victim in candidates and burst.sent < len(candidates[burst.victim]):
         return burst.victim
     if burst.victim is not None:
         burst.used.add(burst.victim)
@@ -87,7 +88,7 @@ def choose(
     if not left:
         return None
 
-    def rank(v: str) -> tuple:
+    def rank(v: str) -> tuple[bool, int, bool, int, int, str]:
         size = len(left[v])
         covers = size >= burst.count
         return (v not in disrupted, -len(mine.intersection(left[v])), not covers, size if covers else -size,

@@ -32,7 +32,7 @@ def block_mates(mem: OwnerMemory, rank: Rank, level: Level, group: str | None) -
                 yield rank_index(key), entry
 
 
-def _block_id(level: Level) -> tuple:
+def _block_id(level: Level) -> tuple[int | None, bool]:
     return (level.block_size, level.by_group)
 
 
@@ -42,7 +42,7 @@ def home_domains(mem: OwnerMemory | None, rank: Rank, levels: tuple[Level, ...],
     if mem is None:
         return [None] * len(levels)
     tallies: dict[str, dict[str, list[int]]] = {lvl.name: {} for lvl in levels}  # value -> [count, lowest]
-    seen: dict[tuple, Level] = {}
+    seen: dict[tuple[int | None, bool], Level] = {}
     for level in levels:
         seen.setdefault(_block_id(level), level)
     for block_id, representative in seen.items():

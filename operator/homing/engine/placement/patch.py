@@ -2,6 +2,8 @@
 "add" operations. The user's own affinity terms are never replaced or removed."""
 from __future__ import annotations
 
+from typing import Any
+
 from homing.engine.model import Term
 from homing.engine.placement.rules.term import kept, one_term_per_node_set
 
@@ -12,8 +14,8 @@ def _escape(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
 
-def affinity_patch(pod: dict, terms: list[Term], annotations: dict[str, str]) -> list[dict]:
-    ops: list[dict] = []
+def affinity_patch(pod: dict[str, Any], terms: list[Term], annotations: dict[str, str]) -> list[dict[str, Any]]:
+    ops: list[dict[str, Any]] = []
     spec = pod.get("spec") or {}
     # kept: the last line of defence (the API server refuses a pod with `In []`)
     terms = one_term_per_node_set(kept(terms))

@@ -28,7 +28,7 @@ class ScoreClass:
     whole_score: bool = False  # must stay above the next class against the scheduler's other scores
 
 
-def node_classes(w: "Weights", levels: int, claimed: bool = False) -> list[ScoreClass]:
+def node_classes(w: Weights, levels: int, claimed: bool = False) -> list[ScoreClass]:
     """The classes of the order, best first, with the range of sums each can get.
     Inside a level: image-warm and clear of vacant homes, image-warm, clear, the rest.
     `claimed`: the pod carries the claimed term (NotIn claimed homes and its fault nodes):
@@ -54,7 +54,7 @@ def node_classes(w: "Weights", levels: int, claimed: bool = False) -> list[Score
     return classes
 
 
-def order_violations(w: "Weights") -> list[str]:
+def order_violations(w: Weights) -> list[str]:
     problems: list[str] = []
     every = [w.home, *w.domains, w.image_warm, w.keep_clear, w.displace, free_room_weight(w), w.avoid_fault,
              w.pool_home, w.pool_other, w.claimed]
@@ -91,12 +91,12 @@ def order_violations(w: "Weights") -> list[str]:
     return problems
 
 
-def free_room_weight(w: "Weights") -> int:
+def free_room_weight(w: Weights) -> int:
     """The configured free-room weight, or its default: displace + half of image-warm."""
     return w.free_room if w.free_room is not None else w.displace + max(1, w.image_warm // 2)
 
 
-def _free_room_violations(w: "Weights") -> list[str]:
+def _free_room_violations(w: Weights) -> list[str]:
     """A free node (free room) against a victim's node (displace), at equal keep-clear:
     the free one first, unless the victim's node alone is warm with the pod's image."""
     free = free_room_weight(w)

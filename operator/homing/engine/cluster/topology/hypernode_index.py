@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from homing.engine.model import DomainExpr, Path, discard_from
 from homing.engine.cluster.topology.hypernode_lookups import MemberLookups
 from homing.engine.cluster.topology.hypernode_walk import children_first, reaches_itself, upwards
 from homing.engine.cluster.topology.hypernodes import (
@@ -33,6 +32,7 @@ from homing.engine.cluster.topology.hypernodes import (
     parse,
     selectors,
 )
+from homing.engine.model import DomainExpr, Path, discard_from
 
 
 @dataclass(slots=True)

@@ -11,8 +11,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from homing.engine.cluster.labelselector import IN
-from homing.engine.model import discard_from
 from homing.engine.cluster.topology.hypernode_members import Member
+from homing.engine.model import discard_from
 
 
 def lookup_key(m: Member) -> tuple[str, frozenset[str]] | None:
@@ -31,13 +31,13 @@ class MemberLookups:
     by_name: dict[str, set[str]] = field(default_factory=dict)  # node name -> HyperNodes with that exactMatch
     by_label: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # (key, value) -> HyperNodes needing it
     by_prefix: dict[str, set[str]] = field(default_factory=dict)  # a regex's literal prefix -> HyperNodes with it
-    prefix_lengths: Counter = field(default_factory=Counter)  # the lengths of those prefixes, with their uses
+    prefix_lengths: Counter[int] = field(default_factory=Counter)  # the lengths of those prefixes, with their uses
     scan: set[str] = field(default_factory=set)  # HyperNodes with a member that is tried on every node
     # a member's candidate nodes: names in order (for regex prefixes), and node values of
     # only the label keys some member needs
     names: list[str] = field(default_factory=list)
     nodes_by_label: dict[str, dict[str, set[str]]] = field(default_factory=dict)
-    key_uses: Counter = field(default_factory=Counter)
+    key_uses: Counter[str] = field(default_factory=Counter)
 
     def node_labelled(self, node: str, old: Mapping[str, str] | None, labels: Mapping[str, str] | None) -> None:
         """A node appeared (old None), changed, or is gone (labels None)."""

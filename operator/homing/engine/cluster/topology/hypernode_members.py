@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from homing.engine.cluster import labelselector
 from homing.engine.cluster.labelselector import Requirement
@@ -51,7 +52,7 @@ def literal_prefix(pattern: str) -> str:
     return body[:max(end, 0)]
 
 
-def _single_label(match: Mapping) -> DomainExpr | None:
+def _single_label(match: Mapping[str, Any]) -> DomainExpr | None:
     """The labelMatch as `key In [value]`, when it is exactly one matchLabels entry."""
     labels = match.get("matchLabels") or {}
     if len(labels) == 1 and not match.get("matchExpressions"):

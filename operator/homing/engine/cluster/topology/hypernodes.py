@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 from homing.engine.cluster.topology.hypernode_members import Member, member
 from homing.engine.model import DomainExpr, Path
@@ -96,9 +97,10 @@ def selectors(hypernodes: Mapping[str, HyperNode], exprs: Mapping[str, DomainExp
 
 def combined(parts: Sequence[DomainExpr | None]) -> DomainExpr | None:
     """One `key In values` for all parts, when every part is one and they share the key."""
-    if not parts or any(p is None for p in parts) or len({p.key for p in parts}) != 1:  # type: ignore[union-attr]
+    present = [p for p in parts if p is not None]
+    if not parts or len(present) != len(parts) or len({p.key for p in present}) != 1:
         return None
-    return DomainExpr(parts[0].key, tuple(sorted({v for p in parts for v in p.values})))  # type: ignore[union-attr]
+    return DomainExpr(present[0].key, tuple(sorted({v for p in present for v in p.values})))
 
 
 @dataclass(slots=True)
@@ -171,7 +173,7 @@ def node_path(node: str, holders: Iterable[str], tier_of: Mapping[str, int]) -> 
 
 # -- from scratch --------------------------------------------------------------------------------
 
-def hypernode_topology(raw_hypernodes: Iterable[dict], node_labels: Mapping[str, Mapping[str, str]]) -> HyperNodeTopology:
+def hypernode_topology(raw_hypernodes: Iterable[dict[str, Any]], node_labels: Mapping[str, Mapping[str, str]]) -> HyperNodeTopology:
     """Every node's path through the HyperNodes, computed from nothing: O(HyperNodes x nodes)."""
     out = HyperNodeTopology()
     hypernodes: dict[str, HyperNode] = {}

@@ -6,23 +6,24 @@
   (`Healthy`, `PreSeparate`, `SubHealthy`, `UnHealthy`)."""
 from __future__ import annotations
 
-from types import MappingProxyType
-
 import json
+from types import MappingProxyType
+from typing import Any
 
 from homing.engine.model import Health
 
 DEVICE_INFO_NAMESPACE, DEVICE_INFO_PREFIX, DEVICE_INFO_KEY = "kube-system", "mindx-dl-deviceinfo-", "DeviceInfoCfg"
 NODE_INFO_NAMESPACE, NODE_INFO_PREFIX, NODE_INFO_KEY = "mindx-dl", "mindx-dl-nodeinfo-", "NodeInfo"
-NODED_HEALTH = MappingProxyType({"Healthy": Health.HEALTHY, "PreSeparate": Health.SUB_HEALTHY, "SubHealthy": Health.SUB_HEALTHY, "UnHealthy": Health.UNHEALTHY})
+NODED_HEALTH = MappingProxyType({"Healthy": Health.HEALTHY, "PreSeparate": Health.SUB_HEALTHY, "SubHealthy": Health.SUB_HEALTHY,
+                                 "UnHealthy": Health.UNHEALTHY})
 
 
-def node_of(configmap: dict, prefix: str) -> str | None:
+def node_of(configmap: dict[str, Any], prefix: str) -> str | None:
     name = (configmap.get("metadata") or {}).get("name") or ""
     return name[len(prefix):] or None if name.startswith(prefix) else None
 
 
-def _payload(configmap: dict, key: str) -> dict:
+def _payload(configmap: dict[str, Any], key: str) -> dict[str, Any]:
     text = (configmap.get("data") or {}).get(key)
     if text is None:
         raise ValueError(f"no {key} in the ConfigMap")
@@ -44,13 +45,13 @@ def _id(value: object) -> str | None:
     return str(number) if number >= 0 else None
 
 
-def device_info_ids(configmap: dict) -> tuple[str | None, str | None]:
+def device_info_ids(configmap: dict[str, Any]) -> tuple[str | None, str | None]:
     """(super-pod id, rack id) from a device-info ConfigMap. Raises ValueError on bad input."""
     data = _payload(configmap, DEVICE_INFO_KEY)
     return _id(data.get("SuperPodID")), _id(data.get("RackID"))
 
 
-def noded_health(configmap: dict) -> Health | None:
+def noded_health(configmap: dict[str, Any]) -> Health | None:
     """NodeD's verdict; None for a status homing does not know. Raises ValueError on bad input."""
     data = _payload(configmap, NODE_INFO_KEY)
     status = data.get("NodeStatus")

@@ -6,23 +6,24 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
+from typing import Any
 
 from homing.config import Settings
 from homing.engine.cluster.health import node_state
 from homing.engine.cluster.images import node_images
-from homing.engine.model import ClusterSnapshot, Health, NodeState
 from homing.engine.cluster.topology.hypernode_index import HyperNodeIndex
 from homing.engine.cluster.topology.hypernodes import hypernode_name
 from homing.engine.cluster.topology.resource_levels import LevelLabels, parse_resource_levels
+from homing.engine.model import ClusterSnapshot, Health, NodeState
 
 
 @dataclass(slots=True)
 class _NodeInput:
     """The slice of a Node object the snapshot needs (not the whole object: 5,000 of those is a lot)."""
 
-    metadata: dict
-    spec: dict
-    status: dict
+    metadata: dict[str, Any]
+    spec: dict[str, Any]
+    status: dict[str, Any]
 
 
 @dataclass(slots=True)
@@ -31,7 +32,7 @@ class TopologySources:
     snapshot: ClusterSnapshot = field(default_factory=ClusterSnapshot)
     trees: LevelLabels = field(default_factory=dict)
     nodes: dict[str, _NodeInput] = field(default_factory=dict)
-    hypernodes: dict[str, dict] = field(default_factory=dict)  # as the API server has them, by name
+    hypernodes: dict[str, dict[str, Any]] = field(default_factory=dict)  # as the API server has them, by name
     hyper_index: HyperNodeIndex = field(default_factory=HyperNodeIndex)
     noded: dict[str, Health] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)  # the latest topology warnings, for the log
@@ -60,7 +61,7 @@ class TopologySources:
         new = self._state(name)
         return self.snapshot.put(new), new
 
-    def node_changed(self, node: dict) -> tuple[NodeState | None, NodeState | None]:
+    def node_changed(self, node: dict[str, Any]) -> tuple[NodeState | None, NodeState | None]:
         meta = node.get("metadata") or {}
         name = meta.get("name") or ""
         old = self.snapshot.nodes.get(name)  # before a HyperNode rebuild can re-put it
@@ -86,7 +87,7 @@ class TopologySources:
         self._hypernode_warnings()
         return self._refresh(name)[0]
 
-    def hypernode_changed(self, hypernode: dict, deleted: bool = False) -> list[str]:
+    def hypernode_changed(self, hypernode: dict[str, Any], deleted: bool = False) -> list[str]:
         """One watch event: the current HyperNode warnings."""
         name = hypernode_name(hypernode)
         if deleted:
@@ -95,7 +96,7 @@ class TopologySources:
         self.hypernodes[name] = {"metadata": {"name": name}, "spec": hypernode.get("spec") or {}}
         return self._repathed(self.hyper_index.put(self.hypernodes[name]))
 
-    def hypernodes_listed(self, hypernodes: list[dict]) -> list[str]:
+    def hypernodes_listed(self, hypernodes: list[dict[str, Any]]) -> list[str]:
         """A whole listing (start-up, re-list): it replaces every HyperNode known, for the
         cost of one event. The current HyperNode warnings."""
         self.hypernodes = {hypernode_name(hn): {"metadata": {"name": hypernode_name(hn)}, "spec": hn.get("spec") or {}}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from homing.engine.identity.rank import shown
 from homing.engine.identity.accelerators import MAX_COUNT_DIGITS, parse_count
+from homing.engine.identity.rank import shown
 from homing.engine.placement.job_kinds.facts import JobFacts
 
 SCHEDULE_POLICY = "huawei.com/schedule_policy"
@@ -38,10 +38,10 @@ def positive_int(value: str, what: str) -> int:
 
 def npus_per_node(facts: JobFacts) -> int:
     policy = read(facts, SCHEDULE_POLICY)
-    if policy in POLICY_NPUS:
+    if policy is not None and policy in POLICY_NPUS:
         return POLICY_NPUS[policy]
     accelerator = facts.node_selector.get(ACCELERATOR_TYPE)
-    if accelerator in ACCELERATOR_NPUS:
+    if accelerator is not None and accelerator in ACCELERATOR_NPUS:
         return ACCELERATOR_NPUS[accelerator]
     return facts.home_npus or DEFAULT_NPUS_PER_NODE
 

@@ -4,6 +4,7 @@ node strategy)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from homing.engine.identity.accelerators import accelerator_request
 from homing.engine.identity.rank import shown
@@ -13,11 +14,11 @@ GROUP_NAME_ANNOTATIONS = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh
 
 @dataclass(frozen=True, slots=True)
 class JobFacts:
-    pod: dict = field(default_factory=dict)  # pod annotations and labels, merged
-    group: dict = field(default_factory=dict)  # PodGroup annotations and labels, merged
-    group_spec: dict = field(default_factory=dict)
-    node_selector: dict = field(default_factory=dict)
-    pod_labels: dict = field(default_factory=dict)
+    pod: dict[str, Any] = field(default_factory=dict)  # pod annotations and labels, merged
+    group: dict[str, Any] = field(default_factory=dict)  # PodGroup annotations and labels, merged
+    group_spec: dict[str, Any] = field(default_factory=dict)
+    node_selector: dict[str, Any] = field(default_factory=dict)
+    pod_labels: dict[str, Any] = field(default_factory=dict)
     npus_per_pod: int = 0
     home_npus: int | None = None  # allocatable accelerators of the rank's home node
     npus_unreadable: str | None = None  # an accelerator request that is not a count: npus_per_pod is unknown
@@ -36,11 +37,11 @@ class JobFacts:
         return value if isinstance(value, int) and value > 0 else None
 
 
-def _merged(meta: dict) -> dict:
+def _merged(meta: dict[str, Any]) -> dict[str, Any]:
     return {**(meta.get("labels") or {}), **(meta.get("annotations") or {})}
 
 
-def group_name(pod: dict) -> str | None:
+def group_name(pod: dict[str, Any]) -> str | None:
     annotations = (pod.get("metadata") or {}).get("annotations") or {}
     for key in GROUP_NAME_ANNOTATIONS:
         if annotations.get(key):
@@ -48,7 +49,7 @@ def group_name(pod: dict) -> str | None:
     return None
 
 
-def job_facts(pod: dict, podgroup: dict | None, resource_prefixes: tuple[str, ...], home_npus: int | None) -> JobFacts:
+def job_facts(pod: dict[str, Any], podgroup: dict[str, Any] | None, resource_prefixes: tuple[str, ...], home_npus: int | None) -> JobFacts:
     meta = pod.get("metadata") or {}
     spec = pod.get("spec") or {}
     request = accelerator_request(pod, resource_prefixes)

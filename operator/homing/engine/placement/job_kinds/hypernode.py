@@ -4,6 +4,8 @@ highest tier a block is the pod's sub-group (same values of `matchLabelKeys`), a
 it the whole job."""
 from __future__ import annotations
 
+from typing import Any
+
 from homing.engine.cluster import labelselector
 from homing.engine.placement.job_kinds.common import BadTopology
 from homing.engine.placement.job_kinds.facts import JobFacts
@@ -25,7 +27,7 @@ def _highest(network: object, default: int) -> int:
     return min(tier, default)
 
 
-def _selected(selector: object, labels: dict) -> bool:
+def _selected(selector: object, labels: dict[str, Any]) -> bool:
     """Whether the sub-group policy's labelSelector covers a pod with these labels."""
     if labelselector.is_empty(selector):
         return True  # a policy without a selector (or an empty one) is meant for every pod of the group

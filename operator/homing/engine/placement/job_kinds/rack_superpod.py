@@ -3,9 +3,9 @@ share a rack, blocks of `sp-block` NPUs a super-pod. `tp-block` is ra-block's ol
 from __future__ import annotations
 
 from homing.engine.placement.job_kinds.common import SCHEDULE_POLICY, SP_BLOCK, BadTopology, npus_per_node, positive_int, read
-from homing.engine.placement.job_kinds.superpod import superpod_level
 from homing.engine.placement.job_kinds.facts import JobFacts
 from homing.engine.placement.job_kinds.levels import JobTopology, Level
+from homing.engine.placement.job_kinds.superpod import superpod_level
 
 KIND = "rack-super-pod"
 POLICY = "chip8-node8-ra64-sp"

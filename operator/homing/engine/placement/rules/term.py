@@ -27,7 +27,7 @@ def one_term_per_node_set(terms: Iterable[Term]) -> list[Term]:
     the last at the cap). Kubernetes adds the weights of every term a node matches, so no
     node's score changes; the pod carries one term per set, not one per rule that named it
     (a cordoned home is a vacant home, a fault and a claimed home at once)."""
-    merged: dict[tuple, tuple[list[str], int]] = {}
+    merged: dict[tuple[str, Operator, tuple[str, ...]], tuple[list[str], int]] = {}
     for t in terms:
         roles, weight = merged.get((t.key, t.operator, t.values), ([], 0))
         merged[(t.key, t.operator, t.values)] = ([*roles, t.role] if t.role not in roles else roles, weight + t.weight)

@@ -4,10 +4,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from homing.config import Weights
-from homing.engine.placement.beyond_home import NOTHING, BeyondHome
 from homing.engine.memory.entries import OwnerMemory
-from homing.engine.model import ClusterSnapshot, Rank, Term
 from homing.engine.memory.siblings import RunsKept
+from homing.engine.model import ClusterSnapshot, Rank, Term
+from homing.engine.placement.beyond_home import NOTHING, BeyondHome
 
 
 @dataclass(frozen=True, slots=True)

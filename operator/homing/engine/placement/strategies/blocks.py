@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from homing.engine.placement.domains import home_domains
 from homing.engine.model import Term
+from homing.engine.placement.domains import home_domains
+from homing.engine.placement.job_kinds.levels import JobTopology
 from homing.engine.placement.rules.bounded import bounded
 from homing.engine.placement.rules.domain import domain_term
 from homing.engine.placement.strategies.base import RankContext
-from homing.engine.placement.job_kinds.levels import JobTopology
 
 
 @dataclass(frozen=True, slots=True)
 class Domains:
-    terms: tuple[Term, ...] = ()
+    terms: tuple[Term | None, ...] = ()  # None for a home domain whose expression kept no value
     names: tuple[str, ...] = ()  # "superPod=5", innermost first
     unhealthy: tuple[str, ...] = ()  # unhealthy nodes inside those domains
     truncated: bool = False
@@ -27,7 +27,7 @@ def block_domains(ctx: RankContext, topology: JobTopology) -> Domains:
     levels = topology.levels[: len(ctx.weights.domains)]  # no terms beyond three levels
     if not levels:
         return NO_DOMAINS
-    terms: list[Term] = []
+    terms: list[Term | None] = []
     names: list[str] = []
     unhealthy: set[str] = set()
     cut = False

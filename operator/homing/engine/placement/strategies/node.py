@@ -6,18 +6,19 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from homing.engine.memory.changes import active_faults
+from homing.engine.memory.siblings import sibling_homes
 from homing.engine.model import Health
 from homing.engine.placement.rules.avoid_fault import avoid_term
-from homing.engine.placement.rules.claimed import claimed_terms
 from homing.engine.placement.rules.bounded import bounded
+from homing.engine.placement.rules.claimed import claimed_terms
 from homing.engine.placement.rules.displace import displace_term
 from homing.engine.placement.rules.free_room import free_room_term
 from homing.engine.placement.rules.home import home_term
 from homing.engine.placement.rules.image_warm import image_warm_term
 from homing.engine.placement.rules.keep_clear import keep_clear_term
-from homing.engine.memory.siblings import sibling_homes
 from homing.engine.placement.strategies.base import Placement, RankContext
 from homing.engine.placement.strategies.blocks import NO_DOMAINS, Domains
+from homing.engine.placement.weights import free_room_weight
 
 _REASONS = MappingProxyType({
     Health.HEALTHY: "home",
@@ -51,7 +52,7 @@ def node_strategy(ctx: RankContext, domains: Domains = NO_DOMAINS) -> Placement:
         for t in (
             home_t,
             *domains.terms,
-            free_room_term(free, w.free_room, ctx.hostname_key),
+            free_room_term(free, free_room_weight(w), ctx.hostname_key),
             displace_term(victim_nodes, w.displace, ctx.hostname_key),
             image_warm_term(warm, w.image_warm, ctx.hostname_key),
             keep_clear_term(clear, w.keep_clear, ctx.hostname_key),

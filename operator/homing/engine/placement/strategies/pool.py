@@ -4,9 +4,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from homing.config import Weights
-from homing.engine.placement.beyond_home import NOTHING, BeyondHome
 from homing.engine.memory.entries import OwnerMemory
 from homing.engine.model import ClusterSnapshot, Health, Term
+from homing.engine.placement.beyond_home import NOTHING, BeyondHome
 from homing.engine.placement.rules.bounded import bounded
 from homing.engine.placement.rules.claimed import claimed_terms
 from homing.engine.placement.rules.displace import displace_term
@@ -16,6 +16,7 @@ from homing.engine.placement.rules.keep_clear import keep_clear_term
 from homing.engine.placement.rules.pool import other_homes_term, promised_home_term
 from homing.engine.placement.rules.term import kept
 from homing.engine.placement.strategies.base import Placement
+from homing.engine.placement.weights import free_room_weight
 
 
 def free_homes(mem: OwnerMemory, snapshot: ClusterSnapshot, taken: set[str]) -> list[str]:
@@ -76,7 +77,7 @@ def _beyond_pool(beyond: BeyondHome, w: Weights | None, hostname_key: str, max_v
     free = bounded(beyond.free, max_values)[0] if victim_nodes else ()
     claimed, cut_claimed = bounded(beyond.claimed, max_values)
     terms = kept((
-        free_room_term(free, w.free_room, hostname_key),
+        free_room_term(free, free_room_weight(w), hostname_key),
         displace_term(victim_nodes, w.displace, hostname_key),
         image_warm_term(warm, w.image_warm, hostname_key),
         keep_clear_term(clear, w.keep_clear, hostname_key),
