@@ -1,7 +1,9 @@
 """The leader's loop that keeps the scale-in marks (engine/replicas/deletion_cost.py) in line with
 the claimed homes: at most `max_patches_per_second` pod patches, each against the
 resourceVersion it was computed from, so a user's cost written meanwhile is never
-overwritten (the API server answers 409 and the next pass sees the user's value)."""
+overwritten (the API server answers 409 and the next pass sees the user's value). Nothing
+is written before start-up has rebuilt the claims (PodObserver.rebuild_claims): a new
+leader that judged the marks against no claims would remove every one that is correct."""
 from __future__ import annotations
 
 import asyncio
@@ -23,6 +25,7 @@ class DeletionMarks:
         self.kube, self.rt, self.settings, self.leading = kube, rt, settings, leading
         self.sent: dict[str, tuple[str, str | None]] = {}  # uid -> (resourceVersion, value) last written
         self.order: list[str] = []  # the queue order the marks last followed (logged when it changes)
+        self.waited = False  # said once that the marks wait for start-up's claims
 
     def due(self, now: float) -> list[Mark]:
         pods = self.rt.pods
@@ -42,6 +45,11 @@ class DeletionMarks:
         metrics.DELETION_MARKED.set(sum(1 for r in pods.replicas.values() if is_mark(r.cost)))
         if not cfg.enabled or not self.leading():
             return 0
+        if not pods.claims_known:  # start-up has not rebuilt the claims: every mark would look stale
+            if not self.waited:
+                log.info("deletion-cost marks wait for the claims to be rebuilt")
+                self.waited = True
+            return 0
         budget = max(1, int(cfg.max_patches_per_second * cfg.interval_seconds))
         written = 0
         for mark in self.due(time.time() if now is None else now)[:budget]:
@@ -51,7 +59,7 @@ class DeletionMarks:
             try:
                 await self.kube.request("PATCH", f"/api/v1/namespaces/{mark.namespace}/pods/{mark.name}",
                                         body=body, content_type=MERGE_PATCH, timeout=5)
-            except (KubeError, OSError, asyncio.TimeoutError) as err:
+            except (KubeError, OSError, TimeoutError) as err:
                 status = getattr(err, "status", None)
                 metrics.DELETION_MARKS.labels("failed").inc()
                 if status not in (404, 409):  # gone or changed meanwhile: the next pass decides again

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import pydantic
 
@@ -27,9 +28,10 @@ class Loaded:
     adopted: set[str] = field(default_factory=set)  # owner keys taken into the index
 
 
-def _entries_in(item: dict) -> int:
+def _entries_in(item: dict[str, Any]) -> int:
     """About how many ranks and pool homes an object holds, without decoding it."""
-    status = item.get("status") if isinstance(item.get("status"), dict) else {}
+    raw = item.get("status")
+    status: dict[str, Any] = raw if isinstance(raw, dict) else {}
     rows = sum(len(status.get(f) or "") for f in ("rankRows", "poolRows") if isinstance(status.get(f), str))
     listed = sum(len(status.get(f) or ()) for f in ("ranks", "pool") if isinstance(status.get(f), list))
     return rows // 16 + listed
@@ -59,7 +61,7 @@ async def load(kube: Kube, index: MemoryIndex, owns: Callable[[str], bool] = lam
     return found
 
 
-async def _pages(kube: Kube) -> AsyncIterator[list[dict]]:
+async def _pages(kube: Kube) -> AsyncIterator[list[dict[str, Any]]]:
     """The listing a page at a time, so that start-up holds one page of JSON, not all."""
     path, token = f"/apis/{GROUP}/{VERSION}/{PLURAL}", ""
     while True:
@@ -76,7 +78,7 @@ async def _pages(kube: Kube) -> AsyncIterator[list[dict]]:
             return
 
 
-async def _read(item: dict) -> Fragment | None:
+async def _read(item: dict[str, Any]) -> Fragment | None:
     meta = item.get("metadata") or {}
     where = {"name": meta.get("name"), "namespace": meta.get("namespace")}
     try:
@@ -108,6 +110,6 @@ async def _adopt(index: MemoryIndex, fragments: list[Fragment]) -> int:
     return len(parts)
 
 
-def _skipped(why: str, where: dict, **detail: object) -> None:
+def _skipped(why: str, where: dict[str, Any], **detail: object) -> None:
     metrics.STORE_ERRORS.inc()
     log.warning(f"PlacementMemory skipped: {why}", **where, **detail)

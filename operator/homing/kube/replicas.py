@@ -18,6 +18,7 @@ import socket
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from homing.config import Settings
 from homing.engine.replicas import leadership
@@ -42,7 +43,7 @@ def default_identity() -> str:
 
 
 def _micro_time() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _dns_name(text: str) -> str:
@@ -107,7 +108,8 @@ class Replicas:
         self.members.renewed(sent)
 
     async def _observe_members(self) -> None:
-        got = await self.kube.request("GET", LEASES.format(ns=self.namespace), query=[("labelSelector", f"{MEMBER_LABEL}={self.lease_name}")])
+        got = await self.kube.request("GET", LEASES.format(ns=self.namespace),
+                                      query=[("labelSelector", f"{MEMBER_LABEL}={self.lease_name}")])
         leases = []
         for item in got.get("items") or []:
             holder = (item.get("spec") or {}).get("holderIdentity")
@@ -120,7 +122,7 @@ class Replicas:
 
     async def _elect(self) -> None:
         path = f"{LEASES.format(ns=self.namespace)}/{self.lease_name}"
-        current: dict | None
+        current: dict[str, Any] | None
         try:
             current = await self.kube.request("GET", path)
         except KubeError as err:
@@ -169,7 +171,7 @@ class Replicas:
             log.warning("take-over step failed; the loops carry on", error=f"{type(err).__name__}: {err}"[:300])
 
     # -- Lease I/O --------------------------------------------------------------------------
-    def _lease_body(self, name: str, holder: str | None, labels: dict[str, str]) -> dict:
+    def _lease_body(self, name: str, holder: str | None, labels: dict[str, str]) -> dict[str, Any]:
         now = _micro_time()
         return {
             "apiVersion": "coordination.k8s.io/v1",
@@ -183,13 +185,14 @@ class Replicas:
             },
         }
 
-    async def _write(self, body: dict, version: str | None) -> str:
+    async def _write(self, body: dict[str, Any], version: str | None) -> str:
         """Create, or replace at `version` (a conflict raises 409); returns the new version."""
         collection = LEASES.format(ns=self.namespace)
         if version is None:
             try:
                 got = await self.kube.request("POST", collection, body=body)
-                return got["metadata"]["resourceVersion"]
+                created: str = got["metadata"]["resourceVersion"]
+                return created
             except KubeError as err:
                 if err.status != 409 or body["metadata"]["name"] != self.member_name:
                     raise
@@ -197,9 +200,10 @@ class Replicas:
                 version = current["metadata"]["resourceVersion"]
         body["metadata"]["resourceVersion"] = version
         got = await self.kube.request("PUT", f"{collection}/{body['metadata']['name']}", body=body)
-        return got["metadata"]["resourceVersion"]
+        replaced: str = got["metadata"]["resourceVersion"]
+        return replaced
 
-    async def _forget_stale_members(self, items: list[dict]) -> None:
+    async def _forget_stale_members(self, items: list[dict[str, Any]]) -> None:
         """Member Leases of replicas long gone (killed, never released) are deleted by the leader."""
         now = self.clock()
         for item in items:

@@ -1,12 +1,15 @@
-"""Start-up (behaviour.md "Memory", "Operation"): memory first, then the live cluster on
-top of it, before any admission is served. Each kopf-watched kind is listed once here, in
+"""Start-up (behaviour.md "Memory", "Operation", "Claimed homes"): memory first, then the live
+cluster on top of it, then the vacant homes the two make, before any admission is served
+and before the leader's loops start. Each kopf-watched kind is listed once here, in
 the order the memory needs (watches.py); kopf's watches begin when start-up is over, and a
 re-list per kind hands over what they miss. MindCluster's ConfigMaps are watched by
 homing's own reflectors: they live in two fixed namespaces where homing holds a Role, and
 kopf watches a namespaced kind either cluster-wide or in the namespaces it serves."""
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from typing import Any
 
 from homing.engine.cluster.topology import mindcluster
 from homing.kube import gcpause, logs
@@ -18,7 +21,7 @@ from homing.kube.watches import CLUSTER_KINDS, MEMORY, PODS, Watches
 
 log = logs.get("homing.startup")
 
-Handle = Callable[[str | None, dict], None]
+Handle = Callable[[str | None, dict[str, Any]], None]
 
 
 async def load(rt: Runtime, watches: Watches) -> None:
@@ -30,19 +33,23 @@ async def load(rt: Runtime, watches: Watches) -> None:
     memory = watches.kinds[MEMORY.name]
     memory.loaded, memory.last_listing = True, watches.clock()  # just read whole by the store; kopf's watch fills the ledger
     await watches.load(PODS.name)
+    # Before any loop starts (the leader's deletion-cost marks among them): a new process's
+    # watch saw nobody leave, so the vacant homes and claims come from memory and the listing.
+    vacant = rt.pods.rebuild_claims()
     gcpause.settle()  # the loaded index is long-lived: out of the collector's walks
-    log.info("memory loaded", owners=len(rt.index.owners), ranks=rt.index.rank_count, resources=loaded)
+    log.info("memory loaded", owners=len(rt.index.owners), ranks=rt.index.rank_count, resources=loaded,
+             vacant_homes=vacant, vacant_nodes=len(rt.index.vacant))
 
 
 def relists(watches: Watches, sup: Supervisor) -> None:
     """One supervised re-list loop per kind (and the wait for an optional CRD to appear)."""
     for name in watches.kinds:
-        sup.spawn(f"relist:{name}", lambda n=name: watches.reconcile_forever(n))
+        sup.spawn(f"relist:{name}", functools.partial(watches.reconcile_forever, name))
 
 
 def configmap_watches(rt: Runtime, kube: Kube, sup: Supervisor, copier: Handle | None) -> None:
     """MindCluster's per-node ConfigMaps, in their own namespaces (a Role there, not cluster-wide)."""
-    def prefixed(prefix: str) -> Callable[[dict], bool]:
+    def prefixed(prefix: str) -> Callable[[dict[str, Any]], bool]:
         return lambda cm: ((cm.get("metadata") or {}).get("name") or "").startswith(prefix)
 
     if rt.settings.topology.noded:

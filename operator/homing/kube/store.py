@@ -10,25 +10,16 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from typing import Any
 
 from homing.engine.memory.entries import OwnerMemory
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import OwnerRef
 from homing.kube import loader, logs, metrics
+from homing.kube.client import MERGE_PATCH, Kube, KubeError
 from homing.kube.loader import ENCODE_INLINE
 from homing.kube.retries import NamespaceGone, Retry, SchemaOutdated, backoff, namespace_gone
-from homing.kube.client import MERGE_PATCH, Kube, KubeError
-from homing.placementmemory import (
-    GROUP,
-    PLURAL,
-    STATUS_BUDGET,
-    VERSION,
-    Encoded,
-    encode,
-    resource_body,
-    shard_name,
-    snapshot,
-)
+from homing.placementmemory import GROUP, PLURAL, STATUS_BUDGET, VERSION, Encoded, encode, resource_body, shard_name, snapshot
 
 log = logs.get("homing.store")
 
@@ -127,7 +118,7 @@ class Store:
             return encode(snap, self.budget)
         return await asyncio.to_thread(encode, snap, self.budget)  # off the loop that serves admissions
 
-    async def _put(self, owner: OwnerRef, number: int, status: dict, exists: bool) -> None:
+    async def _put(self, owner: OwnerRef, number: int, status: dict[str, Any], exists: bool) -> None:
         if not exists:
             await self._create(owner, number)
         try:
@@ -150,7 +141,7 @@ class Store:
                 raise NamespaceGone(owner.namespace) from err
             raise
 
-    async def _patch(self, owner: OwnerRef, number: int, status: dict) -> dict:
+    async def _patch(self, owner: OwnerRef, number: int, status: dict[str, Any]) -> dict[str, Any]:
         path = f"{_collection(owner.namespace)}/{shard_name(owner, number)}/status"
         body = {"status": {**status, "ranks": None, "pool": None}}  # null: the earlier form goes
         return await self.kube.request("PATCH", path, body=body, content_type=MERGE_PATCH)
@@ -180,7 +171,7 @@ class Store:
             failures=failures,
             retry_in=wait,
         )
-        if refused and self.on_refused is not None:
+        if status is not None and refused and self.on_refused is not None:
             try:
                 self.on_refused(owner, status, str(err))
             except Exception as hook_err:  # a reporting hook must not break the flush

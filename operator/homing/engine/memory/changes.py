@@ -18,16 +18,16 @@ def record_bind(
     listing), which must not move a pool entry's lastUsed nor dirty the owner."""
     mem.last_seen = max(mem.last_seen, now)
     if rank is None:
-        entry = mem.pool.get(node)
-        if entry is None:
+        pooled = mem.pool.get(node)
+        if pooled is None:
             mem.pool[node] = PoolEntry(last_used=now, group=group)
             return True
-        if entry.group != group:  # the node now serves another group of the owner
-            entry.group, entry.warm, entry.last_used = group, False, max(entry.last_used, now)
+        if pooled.group != group:  # the node now serves another group of the owner
+            pooled.group, pooled.warm, pooled.last_used = group, False, max(pooled.last_used, now)
             return True
-        if not refresh or entry.last_used >= now:
+        if not refresh or pooled.last_used >= now:
             return False
-        entry.last_used = now
+        pooled.last_used = now
         return True
     entry = mem.ranks.get(rank)
     if entry is None:

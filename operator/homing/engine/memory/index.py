@@ -8,17 +8,18 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from homing.engine.memory.loads import BURST_SECONDS, Burst, Load
 from homing.engine.memory import changes
 from homing.engine.memory.entries import OwnerMemory, Topology
+from homing.engine.memory.image_runs import ImageRuns
 from homing.engine.memory.live import LivePod, LivePods
+from homing.engine.memory.loads import BURST_SECONDS, Burst, Load
 from homing.engine.memory.occupancy import Occupancy
 from homing.engine.memory.promises import Promises
+from homing.engine.memory.room import RoomView
+from homing.engine.memory.siblings import RunsKept
 from homing.engine.memory.vacancies import Vacancies
-from homing.engine.memory.image_runs import ImageRuns
 from homing.engine.memory.waiting import Waiting
 from homing.engine.model import OwnerRef
-from homing.engine.memory.siblings import RunsKept
 
 __all__ = ["LivePod", "MemoryIndex"]
 
@@ -125,7 +126,7 @@ class MemoryIndex:
         if mem is None:
             return
         mem.last_seen = max(mem.last_seen, now)
-        if now - mem.seen_marked >= durable_every:
+        if mem.seen_marked is None or now - mem.seen_marked >= durable_every:
             mem.seen_marked = now
             self.dirty.add(key)
 
@@ -177,7 +178,11 @@ class MemoryIndex:
     load_priorities = property(lambda self: self.occupancy.load_priorities)
     owner_priorities = property(lambda self: self.occupancy.owner_priorities)
     eviction = property(lambda self: self.occupancy.eviction)
-    room = property(lambda self: self.occupancy.room)
+
+    @property
+    def room(self) -> RoomView:
+        return self.occupancy.room
+
 
     def occupy(self, pod_uid: str, node: str | None, load: Load | None = None) -> None:
         self.occupancy.occupy(pod_uid, node, load)

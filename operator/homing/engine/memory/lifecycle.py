@@ -15,16 +15,18 @@ What counts as what:
 - a rankless pod's *promise* is held by the pending pod that carries it and ends when
   that pod binds, wherever it binds, or is deleted;
 - an *outcome* is counted at the first watch event that shows a sent-home pod bound;
-- a pod the listing after a re-list no longer has is gone (no phantom holds a home)."""
+- a pod the listing after a re-list no longer has is gone (no phantom holds a home);
+- a *vacant home* is one no live pod of its owner holds: a pod leaving makes it so, and at
+  start-up the loaded memory and the first whole listing rebuild them all (rebuild_vacancies)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from homing.engine.memory.index import LivePod, MemoryIndex
-from homing.engine.model import ClusterSnapshot, Health
-from homing.engine.memory.outcome import Outcome, classify
 from homing.engine.identity.podview import PodView
+from homing.engine.memory.index import LivePod, MemoryIndex
+from homing.engine.memory.outcome import Outcome, classify
+from homing.engine.model import ClusterSnapshot, Health
 
 LISTED = None  # the event type of an object delivered by a listing, not a watch event
 DELETED = "DELETED"
@@ -166,7 +168,7 @@ def _bound(
     if view.running:
         if index.mark_warm(view.owner, rank, view.node, now):
             effects.append(Warmed(view.node))
-        if new_bind or not before.running:
+        if new_bind or (before is not None and not before.running):
             index.ran_images(view.images, view.node, now, view.namespace)
 
 
@@ -228,3 +230,39 @@ def relisted(index: MemoryIndex, listed_uids: Iterable[str], now: float) -> list
     for uid in [uid for uid in index.waiting.pending if uid not in keep]:
         index.waiting.wait(uid, None)
     return gone
+
+
+def rebuild_vacancies(index: MemoryIndex, now: float) -> int:
+    """Start-up, once the loaded memory and the first whole LIST of pods are in (behaviour.md
+    "Claimed homes"): every home, a rank's node or a pool entry, that no live pod of its
+    owner holds is vacant. A vacancy is the memory's homes less what the live pods hold, so
+    the memory plus one whole listing is all it takes: a process that watched the pods go
+    knows no more (tests/engine/test_claims_rebuilt.py). Without this a new process, whose
+    watch saw nobody leave, had no vacant homes, no claims, and its leader removed every
+    deletion-cost mark that was correct before it.
+
+    When a home was vacated is not stored, so a rebuilt one counts from `now`: a time too
+    early would drop the claim of a gang evicted an hour ago from homes it held for a week
+    (bound_at is when it came, not when it left); `now` keeps a claim at most one TTL longer
+    (drop_old_vacancies). Among themselves they are ordered by the last time the memory saw
+    a pod there (a rank's bind, a pool entry's last use), so "most recently vacated first"
+    still reads sensibly. A home already vacant (the listing saw its pod terminating) keeps
+    its time, unless a pod listed after that one holds it: the listing vacates as it goes,
+    and a Succeeded or Failed pod still on the node holds it without binding there again.
+    Returns how many homes it made vacant."""
+    homes: dict[str, dict[str, float]] = {}
+    for key, mem in index.owners.items():
+        held = index.occupied_nodes(key)
+        for node in [n for n in index.vacant_by_owner.get(key, ()) if n in held]:
+            index.reoccupy(node, key)
+        known = index.vacant_by_owner.get(key, ())
+        last = homes[key] = {}
+        for entry in mem.ranks.values():
+            if entry.node not in held and entry.node not in known:
+                at = last.get(entry.node)
+                last[entry.node] = entry.bound_at if at is None else max(at, entry.bound_at)
+        for node, pooled in mem.pool.items():
+            if node not in held and node not in known:
+                at = last.get(node)
+                last[node] = pooled.last_used if at is None else max(at, pooled.last_used)
+    return index.vacancies.vacate_all(homes, now)

@@ -5,6 +5,7 @@ namespace's vacant homes unless tenants share nodes, and an admission must not f
 every vacancy of the cluster to find them)."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from homing.engine.model import key_namespace
@@ -55,6 +56,35 @@ class Vacancies(VacantHomes):
         part._reoccupy(node, key)
         if not part.by_owner:
             del self.namespaces[namespace]
+
+    def vacate_all(self, homes: Mapping[str, Mapping[str, float]], now: float) -> int:
+        """Many homes vacant since `now` at once (start-up's rebuild, memory/lifecycle.py):
+        `homes` is owner key -> node -> when a pod was last known there. The result is what
+        `vacate` called home by home in that order would leave, each node placed by its latest
+        such time (in each namespace's part by that namespace's owners' alone), at a fraction
+        of the cost: a million homes were 7 s one by one. Returns how many were vacated."""
+        parts: dict[str, tuple[VacantHomes, dict[str, float]]] = {}
+        whole_at: dict[str, float] = {}
+        count = 0
+        for key, nodes in homes.items():
+            if not nodes:
+                continue
+            namespace = key_namespace(key)
+            if namespace not in parts:
+                parts[namespace] = (self.namespaces.setdefault(namespace, VacantHomes()), {})
+            part, part_at = parts[namespace]
+            for target, latest in ((self, whole_at), (part, part_at)):
+                target.by_owner.setdefault(key, set()).update(nodes)
+                for node, at in nodes.items():
+                    target.vacant.setdefault(node, {})[key] = now
+                    if node not in latest or at > latest[node]:
+                        latest[node] = at
+            count += len(nodes)
+        for target, latest in ((self, whole_at), *parts.values()):
+            for node in sorted(latest, key=lambda n: (latest[n], n)):
+                target.order.pop(node, None)
+                target.order[node] = now
+        return count
 
     def of(self, namespace: str) -> VacantHomes:
         """The vacant homes of `namespace`'s owners (read only)."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from homing.engine.model import key_namespace
 from homing.engine.placement.job_kinds.facts import group_name
@@ -72,7 +73,7 @@ class Mark:
     claimant: str | None = None  # the owner waiting for the node, when set
 
 
-def queued(pod: dict, owner_key: str, priority: int) -> Queued:
+def queued(pod: dict[str, Any], owner_key: str, priority: int) -> Queued:
     """A pending pod's entry in its scheduler's queue."""
     meta = pod.get("metadata") or {}
     group = group_name(pod)
@@ -89,7 +90,7 @@ def _epoch(stamp: object) -> float | None:
         return None
 
 
-def queue_order(queued: Iterable[Queued], podgroups: Mapping[tuple[str, str], dict]) -> list[str]:
+def queue_order(queued: Iterable[Queued], podgroups: Mapping[tuple[str, str], dict[str, Any]]) -> list[str]:
     """Owners with pending pods in the order their scheduler takes them. Volcano orders
     equal-priority jobs by their PodGroup's creation, then by "<namespace>/<pod group>"."""
     first: dict[str, tuple[int, float, str]] = {}
