@@ -351,3 +351,12 @@ def test_a_bound_pod_keeps_the_rank_it_was_admitted_as(decision, added_at_bind, 
     p = pod(name="job-worker-7", controller=owner(kind="Job", name="job"), annotations=annotations, node_name="n1")
     view = pod_view(p, WorkloadIndex(), 1_000_000)
     assert (view.rank.rank.key if view.rank.rank else None) == key
+
+
+def test_a_pod_admitted_rankless_for_a_malformed_rank_still_warns_when_it_binds():
+    """The warning (an InvalidRank Event) comes from the bound pod's view, as before the rank
+    kept from admission: the decision's null rank must not swallow it."""
+    annotations = {"hccl/rankIndex": "-1", "homing.io/decision": '{"rank":null}'}
+    p = pod(name="job-x", controller=owner(kind="Job", name="job"), annotations=annotations, node_name="n1")
+    view = pod_view(p, WorkloadIndex(), 1_000_000)
+    assert view.rank.rank is None and "hccl/rankIndex" in (view.rank.warning or "")

@@ -228,8 +228,8 @@ def rank_as_admitted(pod: dict[str, Any], owner_kind: str, bound: int, decided: 
     another key: MindCluster's Volcano plugin writes `hccl/rankIndex` through the binding, so
     a Volcano Job's `worker/7`, admitted and looked up under that key, was remembered at bind
     as `7` and never found again. The decided key comes from whichever source still gives it."""
-    if decided is None:
-        return RankResult(None)
+    if decided is None:  # rankless as admitted; a malformed source still says so (an InvalidRank Event)
+        return RankResult(None, resolve_rank(pod, owner_kind, bound).warning)
     meta = _mapping(pod.get("metadata"))
     for source in RANK_SOURCES:
         try:
