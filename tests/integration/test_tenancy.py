@@ -49,6 +49,21 @@ async def pool_of(kube: Kube, ns: str) -> dict[str, tuple[float, bool]]:
     return {n: (e.last_used, e.warm) for mem in await memories(kube, ns) for n, e in mem.pool.items()}
 
 
+async def quiet(read, seconds: float = 3.0, timeout: float = 30.0):
+    """What `read()` returns once it has not changed for `seconds`."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    last, since = await read(), loop.time()
+    while loop.time() < deadline:
+        await asyncio.sleep(0.25)
+        now = await read()
+        if now != last:
+            last, since = now, loop.time()
+        elif loop.time() - since >= seconds:
+            return last
+    raise TimeoutError(f"still changing after {timeout} s: {last}")
+
+
 async def stays(check, what: str, seconds: float = QUIET_SECONDS) -> None:
     """`check` holds throughout `seconds` (the operator had time to do what it must not)."""
     loop = asyncio.get_running_loop()
@@ -87,7 +102,9 @@ async def test_a_pod_naming_another_namespaces_replicaset_gets_none_of_its_homes
     await kube.request("PATCH", f"/apis/apps/v1/namespaces/{ns}/deployments/web", body={"spec": {"replicas": 0}},
                        content_type=MERGE_PATCH)
     await o.eventually(lambda: _none_left(kube, ns, "web"), what="A scaled to zero")
-    before = await pool_of(kube, ns)
+    # The operator writes a pod's departure into A's PlacementMemory up to a second or more after
+    # the API shows it gone (slower on kind): the memory as it stands once A's own changes are in
+    before = await quiet(lambda: pool_of(kube, ns))
     (rs,) = (await kube.request("GET", f"/apis/apps/v1/namespaces/{ns}/replicasets"))["items"]
     ref = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs["metadata"]["name"], "uid": rs["metadata"]["uid"],
            "controller": True}
@@ -113,7 +130,9 @@ async def test_a_pod_naming_another_namespaces_replicaset_gets_none_of_its_homes
         pytest.fail("the garbage collector deleted every intruder before it could be bound")
 
     async def a_unchanged() -> bool:
-        return await pool_of(kube, ns) == before
+        now = await pool_of(kube, ns)
+        assert now == before, f"A's pool was {before}, now {now}"
+        return True
 
     await stays(a_unchanged, "A's PlacementMemory changed by B's pod")
     assert b1 not in await pool_of(kube, ns)
