@@ -92,6 +92,9 @@ async def test_unhealthy_home_gets_avoid_term_not_home(kube, operator, ns):
 
     await o.eventually(seen, what="operator sees the node NotReady")
     await o.delete_pod(kube, ns, "job-0")
+    # The fault is judged when the watch shows the pod ended; a new pod admitted before that
+    # cannot know it (the review can arrive first: on kind it once did)
+    await o.eventually(lambda: _log_mentions(operator, "pod ended on a faulty node", a), what="operator judged the end a fault")
     again = await o.pod(kube, ns, "job-0", owner=owner, annotations=ann)
     assert o.home(again) is None
     assert o.term_values(again, "In", weight=100) == []
