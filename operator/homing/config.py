@@ -115,6 +115,10 @@ class Lifetimes(BaseModel):
     ttl_seconds: float = 72 * 3600  # forget an owner with no live pod unseen this long
     fault_memory_seconds: float = 3600  # how long a rank keeps off a node it failed on
     promise_seconds: float = 120  # how long a rankless promise holds an unbound pod's home
+    # How long a ranked owner whose pods were all deleted before they ended still claims its
+    # homes: a gang restart deletes every pod and creates them again (Volcano v1.15.1 took
+    # 10-30 s between on the crowded day), and in that gap another gang took its homes.
+    restart_hold_seconds: float = Field(60, ge=0)
     write_interval_seconds: float = 1.0  # the leader writes changed PlacementMemory this often
     durable_seen_seconds: float = 3600  # the stored lastSeen of an owner with live pods lags at most this
     sweep_interval_seconds: float = 60  # how often expired and over-bound owners are forgotten

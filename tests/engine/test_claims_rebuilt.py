@@ -128,7 +128,7 @@ def restarted(running: MemoryIndex, cluster: Cluster, now: float) -> MemoryIndex
 def _written(running: MemoryIndex) -> MemoryIndex:
     """What a new process loads: every owner's memory encoded as the store writes it, stored
     as the API server keeps it (JSON, nulls dropped), read back as the loader reads it."""
-    index = MemoryIndex()
+    index = MemoryIndex(restart_hold=running.restart_hold)
     for mem in running.owners.values():
         statuses = encode(durable(mem), STATUS_BUDGET).statuses
         index.adopt(merge([read_object(_stored(mem, n, s)) for n, s in enumerate(statuses, 1)]))
@@ -335,6 +335,18 @@ def test_rebuilt_claims_equal_the_running_index(history, gap):
     written = _written(running)  # what the old leader wrote before it went
     now = replay(running, cluster, _ranked(gap), now)  # the watcher that never stopped sees the gap
     assert_same_claims(running, _started(written, cluster, now), now)
+
+
+@hsettings(max_examples=300, deadline=None)
+@given(history=history_ops, later=st.sampled_from((0.0, 5.0, 30.0, 59.0, 61.0, 600.0)))
+def test_rebuilt_restart_holds_equal_the_running_index(history, later):
+    """The same with a restart hold (issue 44): an owner whose pods all went before they
+    ended is still expected back for a while, and a new process holds the same owners for
+    the same time, the stored lastSeen being the hold's clock. Pods that go while no process
+    runs are not held by the new one: it cannot tell them from a workload deleted for good."""
+    cluster, running = Cluster(), MemoryIndex(restart_hold=60.0)
+    now = replay(running, cluster, _ranked(history), NOW)
+    assert_same_claims(running, restarted(running, cluster, now), now + later)
 
 
 # -- the bulk insert is the one-by-one insert ----------------------------------------------

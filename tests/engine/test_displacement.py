@@ -150,7 +150,7 @@ def replica(deploy, i: int, priority: int = 1000) -> dict:
 def admit(index, snap, p, settings=DEFAULTS, now=NOW):
     d = decide(p, index, WorkloadIndex(), snap, settings, now)
     if d.burst is not None:
-        index.bursts[d.owner_key] = d.burst  # what the adapter keeps
+        index.keep_burst(d.burst)  # what the adapter keeps
     return d
 
 
@@ -165,6 +165,32 @@ def test_the_replicas_of_a_burst_displace_one_workload_until_its_nodes_are_used_
     assert terms["displace"].values == ("n0", "n1") and terms["displace"].weight == Settings().weights.displace
     assert "displace-few" in got[0].prefer
     assert '"displace":"ns/train-a"' in got[0].annotations()["homing.io/decision"]
+
+
+def test_two_services_scaling_out_together_displace_one_workload():
+    """Issue 44's crowded day: two services of one namespace and priority scaled out in the
+    same minute, each burst chose the gang on its own homes, and two gangs restarted for a few
+    replicas. Their pods are one burst now: the second service's replicas join the victim the
+    first chose while its nodes last."""
+    index, snap = full_cluster()
+    qwen, bert = owner(kind="Deployment", name="qwen", uid="qwen"), owner(kind="Deployment", name="bert", uid="bert")
+    index.record_bind(qwen, None, "n0", (), NOW - 3600)  # yesterday's replicas ran where train-a runs now
+    index.record_bind(bert, None, "n2", (), NOW - 3600)  # and where train-b runs
+    got = [admit(index, snap, replica(qwen, 0), now=NOW), admit(index, snap, replica(bert, 0), now=NOW + 1)]
+    assert [d.victim for d in got] == ["ns/train-a", "ns/train-a"]
+    later = admit(index, snap, replica(bert, 1), now=NOW + 60)  # a burst of its own, after a pause
+    assert later.victim == "ns/train-b"
+
+
+def test_services_of_other_priorities_or_namespaces_are_bursts_of_their_own():
+    index, snap = full_cluster()
+    qwen = owner(kind="Deployment", name="qwen", uid="qwen2")
+    bert = owner(kind="Deployment", name="bert", uid="bert2")
+    index.record_bind(qwen, None, "n0", (), NOW - 3600)
+    index.record_bind(bert, None, "n2", (), NOW - 3600)
+    admit(index, snap, replica(qwen, 0), now=NOW)
+    assert admit(index, snap, replica(bert, 0, priority=900), now=NOW + 1).victim == "ns/train-b"
+    assert len(index.bursts) == 2
 
 
 def test_a_disrupted_workload_is_displaced_first():

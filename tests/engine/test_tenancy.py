@@ -259,7 +259,7 @@ def test_a_pod_that_names_a_node_it_does_not_hold_neither_waits_nor_keeps_its_ow
     observe(index, lifecycle.DELETED, on_node("n1", {"phase": "Running"}))
     observe(index, "ADDED", on_node("n2", None, rank="1", uid="p1"))
     assert index.has_live_pods(JOB.key)
-    assert not index.active(JOB.key) and index.pending_count(JOB.key) == 0
+    assert not index.active(JOB.key, NOW) and index.pending_count(JOB.key) == 0
     assert index.occupied_nodes(JOB.key) == set()
     assert list(claims(index, NOW)) == []
 
@@ -279,7 +279,7 @@ def test_the_bind_is_remembered_when_the_status_shows_it():
     effects = observe(index, "MODIFIED", on_node("n2", {"phase": "Pending", "conditions": [SCHEDULED]}), now=NOW + 1)
     assert index.owner(JOB.key).ranks["0"].node == "n2"
     assert [type(e) for e in effects] == [lifecycle.Remembered]
-    assert index.active(JOB.key)
+    assert index.active(JOB.key, NOW)
 
 
 @pytest.mark.parametrize(

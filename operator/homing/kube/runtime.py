@@ -17,7 +17,8 @@ class Runtime:
     def __init__(self, settings: Settings, store: Store | None = None, events: EventPoster | None = None) -> None:
         self.settings = settings
         self.store = store
-        self.index = MemoryIndex(max_ranks_per_owner=settings.bounds.max_ranks_per_owner)
+        self.index = MemoryIndex(max_ranks_per_owner=settings.bounds.max_ranks_per_owner,
+                                 restart_hold=settings.lifetimes.restart_hold_seconds)
         self.cluster = ClusterState(settings, on_namespace_gone=lambda ns: forget_namespace(self.index, store, ns))
         self.pods = PodObserver(settings, self.index, self.cluster, events)
         self.admitter = Admitter(settings, self.index, self.cluster)

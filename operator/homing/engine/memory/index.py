@@ -12,7 +12,7 @@ from homing.engine.memory import changes
 from homing.engine.memory.entries import OwnerMemory, Topology
 from homing.engine.memory.image_runs import ImageRuns
 from homing.engine.memory.live import LivePod, LivePods
-from homing.engine.memory.loads import BURST_SECONDS, Burst, Load
+from homing.engine.memory.loads import BURST_SECONDS, Band, Burst, Load, band
 from homing.engine.memory.occupancy import Occupancy
 from homing.engine.memory.promises import Promises
 from homing.engine.memory.room import RoomView
@@ -32,12 +32,13 @@ class MemoryIndex:
     promised: Promises = field(default_factory=Promises)  # homes promised to pending rankless pods
     vacancies: Vacancies = field(default_factory=Vacancies)  # homes no pod of their owner holds (in a view: its namespace's)
     images: ImageRuns = field(default_factory=ImageRuns)  # where each image last ran, per namespace
-    bursts: dict[str, Burst] = field(default_factory=dict)  # owner key -> its latest admission burst
+    bursts: dict[Band, Burst] = field(default_factory=dict)  # (namespace, priority) -> its latest burst, while it lasts
     waiting: Waiting = field(default_factory=Waiting)  # accelerator pods not bound yet, any workload
     dirty: set[str] = field(default_factory=set)  # owners whose custom resource is behind
     sibling_runs: RunsKept = field(default_factory=RunsKept)  # the owners whose sibling walks are cached
     rank_count: int = 0
     max_ranks_per_owner: int = 8192  # keeps one owner's memory bounded
+    restart_hold: float = 0.0  # how long a ranked owner whose pods all went is still expected back (active)
     _topologies: dict[Topology, Topology] = field(default_factory=dict)
     tenant: str | None = None  # the namespace a view is seen from (memory/tenancy.py); None: the whole index
 
@@ -67,7 +68,6 @@ class MemoryIndex:
         if mem is not None:
             self.rank_count -= len(mem.ranks)
         self.promised.forget(key)
-        self.bursts.pop(key, None)
         self.dirty.discard(key)
         for node in list(self.vacant_by_owner.get(key, ())):
             self.reoccupy(node, key)
@@ -155,20 +155,37 @@ class MemoryIndex:
     def has_live_pods(self, key: str) -> bool:
         return bool(self.pods.by_owner.get(key))
 
-    def active(self, key: str) -> bool:
-        """Some pod of the owner exists and has not ended, begun terminating or named a node it does not hold."""
-        return self.pods.active.get(key, 0) > 0
+    def active(self, key: str, now: float) -> bool:
+        """The owner is expected back (behaviour.md "Claimed homes"): some pod of it exists and
+        has not ended or named a node it does not hold, or its pods went before they ended
+        (deleted or terminating: a gang restart deletes every pod and creates them again)
+        less than `restart_hold` ago. The hold's clock is the stored lastSeen, written when the
+        last pod went, so a restarted replica holds the same owners as one that saw them go."""
+        if self.pods.active.get(key, 0) > 0 or self.pods.going.get(key, 0) > 0:
+            return True
+        if self.restart_hold <= 0 or key in self.pods.by_owner:
+            return False  # a pod that ended holds the owner's last word: it is done, not restarting
+        mem = self.owners.get(key)
+        return mem is not None and now - mem.last_seen < self.restart_hold
 
     def pending_count(self, key: str) -> int:
         return self.pods.pending.get(key, 0)
 
     # -- node occupancy by any workload's accelerator pods (behaviour.md "Admission" outcome, "Beyond the home") ----------
-    def burst(self, key: str, now: float) -> Burst:
-        """A copy of the owner's current burst counting one more pod (a new one after a pause)."""
+    def burst(self, load: Load, now: float) -> Burst:
+        """A copy of the pod's band's current burst counting one more pod (a new one after a pause)."""
+        key = band(load)
         held = self.bursts.get(key)
         if held is None or now - held.last > BURST_SECONDS:
-            return Burst(last=now, count=1)
-        return Burst(last=now, count=held.count + 1, victim=held.victim, used=set(held.used), sent=held.sent)
+            return Burst(last=now, count=1, band=key)
+        return Burst(last=now, count=held.count + 1, band=key, victim=held.victim, used=set(held.used), sent=held.sent)
+
+    def keep_burst(self, burst: Burst) -> None:
+        """The admitted pod's burst, for the next pod of its band to agree with; bursts over
+        (a pause past BURST_SECONDS) are dropped, so the map holds the bands in flight only."""
+        for key in [k for k, b in self.bursts.items() if burst.last - b.last > BURST_SECONDS]:
+            del self.bursts[key]
+        self.bursts[burst.band] = burst
 
     # the occupancy's parts, read by the engine's views and the adapters
     occupants = property(lambda self: self.occupancy.occupants)

@@ -1,5 +1,5 @@
 """The live pods of tracked owners, and per owner how many are active (neither ended
-nor terminating) and pending (not bound): claimed homes read the counts on every
+nor terminating), going (terminating before they ended) and pending (not bound): claimed homes read the counts on every
 admission, so they are kept as pods come and go. A pod that names a node it does not hold
 (behaviour.md "Tenants") is neither: nothing will place it, so nobody waits for it."""
 from __future__ import annotations
@@ -28,6 +28,11 @@ class LivePod:
     def active(self) -> bool:
         return not (self.ended or self.terminating or self.unplaced)
 
+    @property
+    def going(self) -> bool:
+        """Deleted before it ended: a restart or an eviction takes it, not its own end."""
+        return self.terminating and not self.ended and not self.unplaced
+
 
 @dataclass(slots=True)
 class LivePods:
@@ -35,6 +40,7 @@ class LivePods:
     by_owner: dict[str, set[str]] = field(default_factory=dict)  # owner key -> pod uids
     active: Counter[str] = field(default_factory=Counter)
     pending: Counter[str] = field(default_factory=Counter)
+    going: Counter[str] = field(default_factory=Counter)
 
     def seen(self, pod_uid: str, pod: LivePod) -> None:
         old = self.live.get(pod_uid)
@@ -48,7 +54,7 @@ class LivePods:
         self.by_owner.setdefault(pod.owner_key, set()).add(pod_uid)
 
     def _count(self, pod: LivePod, step: int) -> None:
-        for counts, counted in ((self.active, pod.active), (self.pending, pod.pending)):
+        for counts, counted in ((self.active, pod.active), (self.pending, pod.pending), (self.going, pod.going)):
             if counted:
                 counts[pod.owner_key] += step
                 if counts[pod.owner_key] <= 0:

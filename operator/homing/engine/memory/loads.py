@@ -7,7 +7,9 @@ from typing import Any
 
 from homing.engine.identity.accelerators import accelerator_request
 
-BURST_SECONDS = 10.0  # admissions of one owner this close together are one burst
+BURST_SECONDS = 10.0  # admissions of one band this close together are one burst
+
+Band = tuple[str, int]  # (namespace, priority): the workloads whose admissions form one burst
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,12 +21,21 @@ class Load:
     npus: int
 
 
+def band(load: Load) -> Band:
+    """The burst a pod counts in: every pod of its namespace at its priority, not its owner
+    alone. Two services scaling out together at one priority each chose a victim of their own
+    and restarted two gangs for a few replicas (issue 44's crowded day); as one burst they
+    displace one."""
+    return (load.owner_key.split("/", 1)[0], load.priority)
+
+
 @dataclass(slots=True)
 class Burst:
-    """One owner's admissions in quick succession and the victim they agreed on."""
+    """One band's admissions in quick succession and the victim they agreed on."""
 
     last: float
     count: int = 0
+    band: Band = ("", 0)
     victim: str | None = None
     used: set[str] = field(default_factory=set)  # victims whose nodes the burst has used up
     sent: int = 0  # pods of this burst sent to the current victim

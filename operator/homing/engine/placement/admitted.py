@@ -44,5 +44,5 @@ def apply(index: MemoryIndex, a: Admitted) -> None:
     if a.promise:
         index.promised.make(a.owner_key, a.promise, a.at, a.promise_seconds)
     if a.burst is not None:
-        index.bursts[a.owner_key] = a.burst  # the next replica of the burst agrees
+        index.keep_burst(a.burst)  # the next pod of the burst agrees
     index.waiting.admitted(a.load, a.at)

@@ -108,7 +108,7 @@ def displacement(me: Load, index: MemoryIndex, found: Victims, now: float,
     the term, not only those that find nothing free: which of them the scheduler leaves
     pending is its choice, and a term on full nodes changes nothing where room is free.
     Only the pods that will evict (`evicts`) use up the victim's nodes."""
-    burst = index.burst(me.owner_key, now)
+    burst = index.burst(me, now)
     mem = index.owner(me.owner_key)
     mine = frozenset(mem.pool).union(mem.home_counts) if mem is not None else frozenset()
     victim = choose(found.nodes, found.priorities, index.disrupted(), burst, mine)

@@ -2,8 +2,9 @@
 member is expected back. Another pod taking it saves no pull — the one expected back
 pulls instead — and a home is lost, so every pod keeps off them.
 
-- A ranked owner that is still active (some pod of it exists and has not ended) claims
-  every home none of its live pods holds. The admitting pod's own owner is active by
+- A ranked owner that is still active (some pod of it exists and has not ended, or its
+  pods were deleted moments ago: MemoryIndex.active) claims every home none of its live
+  pods holds. The admitting pod's own owner is active by
   definition: it is creating a pod, whether or not its siblings exist yet.
 - A rankless pool claims as many of its vacant homes as it has pending pods: the ones
   promised to those pods first, then the warmest, most recently used.
@@ -52,7 +53,7 @@ def claims(index: MemoryIndex, now: float) -> Iterator[tuple[str, str]]:
                 continue
             if node in mem.home_counts:
                 if key not in active:
-                    active[key] = index.active(key)
+                    active[key] = index.active(key, now)
                 if active[key]:
                     yield node, key
             elif node in mem.pool:

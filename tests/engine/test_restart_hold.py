@@ -1,0 +1,92 @@
+"""A gang between its pods still claims its homes (issue 44, cause 1; behaviour.md "Claimed
+homes"): Volcano restarts a reclaimed gang by deleting every pod and creating them again
+10-30 s later. With no pod the gang was not active, claimed nothing, and a gang admitted in
+the gap took its homes and their warm images; back, the gang found its homes held and pulled
+on cold nodes. Now an owner whose pods were deleted before they ended stays active for
+`restart_hold` after the last one went, and one whose pods are terminating is active."""
+from __future__ import annotations
+
+import pytest
+
+from homing.engine.identity import WorkloadIndex
+from homing.engine.identity.podview import pod_view
+from homing.engine.memory import lifecycle
+from homing.engine.memory.index import MemoryIndex
+from homing.engine.memory.lifecycle import DELETED, Policy
+from homing.engine.placement.claimed import claimed_homes, claims
+
+from .helpers import NOW, bind, owner, pod, snapshot
+
+HOLD = 60.0
+NODES = ("g0", "g1", "h0", "h1")
+SNAP = snapshot(NODES)
+VOLCANO = "batch.volcano.sh/v1alpha1"
+GANG = owner(kind="Job", name="train-a", api_version=VOLCANO, uid="hold-gang")
+NEXT = owner(kind="Job", name="train-b", api_version=VOLCANO, uid="hold-next")
+
+
+def observe(index: MemoryIndex, event: str | None, p: dict, now: float) -> None:
+    view = pod_view(p, WorkloadIndex(), 1_000_000)
+    assert view is not None
+    lifecycle.observe(index, event, view, SNAP, now, Policy())
+
+
+def gang_ran(index: MemoryIndex) -> list[dict]:
+    """GANG's ranks 0 and 1 ran on g0 and g1."""
+    pods = []
+    for r, node in enumerate(("g0", "g1")):
+        p = pod(name=f"train-a-{r}", controller=GANG, annotations={"volcano.sh/task-index": str(r)}, uid=f"a{r}")
+        p["status"] = {"phase": "Pending"}
+        observe(index, "ADDED", p, NOW - 600)
+        bind(p, node)["status"]["phase"] = "Running"
+        observe(index, "MODIFIED", p, NOW - 599)
+        pods.append(p)
+    return pods
+
+
+def others_claimed(index: MemoryIndex, now: float) -> set[str]:
+    """What a pod of another gang (NEXT's rank 0, no memory yet) keeps off."""
+    return set(claimed_homes(index, NEXT.key, (), None, now, 256))
+
+
+def test_a_gang_deleted_whole_for_a_restart_keeps_its_homes_claimed_through_the_gap():
+    index = MemoryIndex(restart_hold=HOLD)
+    for p in gang_ran(index):
+        observe(index, DELETED, p, NOW)  # reclaimed: the controller deletes every pod
+    assert others_claimed(index, NOW + 20) == {"g0", "g1"}, "a gang admitted in the gap keeps off them"
+    assert others_claimed(index, NOW + HOLD + 1) == set(), "a gang that never came back lets them go"
+
+
+def test_a_gang_whose_pods_are_terminating_is_expected_back():
+    index = MemoryIndex(restart_hold=HOLD)
+    for p in gang_ran(index):
+        p["metadata"]["deletionTimestamp"] = "2027-01-15T00:00:00Z"
+        observe(index, "MODIFIED", p, NOW)
+    assert others_claimed(index, NOW + HOLD + 600) == {"g0", "g1"}, "going, not gone: the hold starts at their deletion"
+
+
+def test_a_gang_that_came_back_claims_as_any_active_gang():
+    index = MemoryIndex(restart_hold=HOLD)
+    for p in gang_ran(index):
+        observe(index, DELETED, p, NOW)
+    back = pod(name="train-a-0", controller=GANG, annotations={"volcano.sh/task-index": "0"}, uid="a0-again")
+    back["status"] = {"phase": "Pending"}
+    observe(index, "ADDED", back, NOW + 20)
+    assert others_claimed(index, NOW + HOLD + 600) == {"g0", "g1"}, "pending pods claim however long they wait"
+
+
+@pytest.mark.parametrize("phase", ["Succeeded", "Failed"])
+def test_a_gang_whose_pods_ended_and_stay_listed_is_not_held(phase):
+    """A pod that ended says the owner is done with it, not restarting: nothing is held while it is listed."""
+    index = MemoryIndex(restart_hold=HOLD)
+    for p in gang_ran(index):
+        p["status"]["phase"] = phase
+        observe(index, "MODIFIED", p, NOW)
+    assert others_claimed(index, NOW + 1) == set()
+
+
+def test_no_hold_without_the_setting():
+    index = MemoryIndex()
+    for p in gang_ran(index):
+        observe(index, DELETED, p, NOW)
+    assert set(claims(index, NOW + 1)) == set()
