@@ -107,8 +107,11 @@ class Bounds(BaseModel):
 
     max_rank_part: int = Field(1_000_000, ge=1)  # ranks are 0 .. max_rank_part - 1
     max_term_values: int = Field(256, ge=1)  # node names in one term; the most relevant kept
-    max_ranks: int = Field(1_000_000, ge=1)  # ranks remembered in all; least recently seen owners go first
+    # Entries remembered in all: every rank, pool entry and owner counts one. Over it the least
+    # recently seen owner of the namespace holding the most entries goes first.
+    max_ranks: int = Field(1_000_000, ge=1)
     max_ranks_per_owner: int = Field(8192, ge=1)  # keeps one PlacementMemory well under etcd's 1.5 MiB
+    max_image_runs: int = Field(1_000_000, ge=1)  # (image, node) runs kept for image-warm; least recently run images go first
 
 
 class Lifetimes(BaseModel):
@@ -122,6 +125,16 @@ class Lifetimes(BaseModel):
     write_interval_seconds: float = 1.0  # the leader writes changed PlacementMemory this often
     durable_seen_seconds: float = 3600  # the stored lastSeen of an owner with live pods lags at most this
     sweep_interval_seconds: float = 60  # how often expired and over-bound owners are forgotten
+
+
+class Events(BaseModel):
+    """behaviour.md "Admission": the Events homing posts on pods and workloads, queued and
+    aggregated as client-go's recorder does, so a burst of placements never becomes a burst
+    of API writes."""
+
+    enabled: bool = True  # off: no Event is posted (the metrics and logs still say it all)
+    queue: int = Field(1000, ge=1)  # Events waiting to be posted; past it new ones are dropped and counted
+    aggregate_seconds: float = Field(600, ge=0)  # one Event per object, reason and message this long; repeats are counted
 
 
 class SelfHealth(BaseModel):
@@ -218,6 +231,7 @@ class Settings(BaseSettings):
     topology: Topology = Field(default_factory=Topology)
     bounds: Bounds = Field(default_factory=Bounds)
     lifetimes: Lifetimes = Field(default_factory=Lifetimes)
+    events: Events = Field(default_factory=Events)
     webhook: Webhook = Field(default_factory=Webhook)
     health: SelfHealth = Field(default_factory=SelfHealth)
     watching: Watching = Field(default_factory=Watching)

@@ -258,51 +258,77 @@ def test_touch_keeps_an_owner_alive():
 @pytest.mark.parametrize(
     "owners, bound, victims",
     [
-        # owners: (name, last_seen, ranks)
-        pytest.param([("a", 1, 3), ("b", 2, 3)], 6, [], id="at-bound"),
+        # owners: (name, last_seen, ranks[, namespace]); each costs its ranks + 1
+        pytest.param([("a", 1, 3), ("b", 2, 3)], 8, [], id="at-bound"),
         pytest.param([("a", 1, 3), ("b", 2, 3)], 10, [], id="under-bound"),
-        pytest.param([("a", 1, 3), ("b", 2, 3)], 5, ["a"], id="one-over"),
-        pytest.param([("b", 2, 3), ("a", 1, 3)], 5, ["a"], id="order-of-insertion-irrelevant"),
+        pytest.param([("a", 1, 3), ("b", 2, 3)], 7, ["a"], id="one-over"),
+        pytest.param([("b", 2, 3), ("a", 1, 3)], 7, ["a"], id="order-of-insertion-irrelevant"),
         pytest.param([("a", 1, 1), ("b", 2, 1), ("c", 3, 5)], 4, ["a", "b", "c"], id="until-under"),
-        pytest.param([("a", 5, 1), ("b", 1, 4), ("c", 3, 2)], 5, ["b"], id="least-recent-first"),
+        pytest.param([("a", 5, 1), ("b", 1, 4), ("c", 3, 2)], 8, ["b"], id="least-recent-first"),
         pytest.param([("a", 1, 2), ("b", 1, 2), ("c", 9, 2)], 3, ["a", "b"], id="tie-by-uid"),
         pytest.param([("a", 1, 3)], 0, ["a"], id="zero-bound"),
+        pytest.param([("a", 1, 0), ("b", 2, 0), ("c", 3, 0)], 2, ["a"], id="owners-with-no-ranks-count"),
+        # a noisy namespace fills the memory with fresh owners: it forgets its own, not the quiet one's older ones
+        pytest.param([("q", 1, 3, "quiet"), ("x", 8, 3, "noisy"), ("y", 9, 3, "noisy")], 8, ["x"], id="fair-between-namespaces"),
+        pytest.param([("q", 1, 5, "quiet"), ("x", 8, 3, "noisy"), ("y", 9, 3, "noisy")], 8, ["x", "q"],
+                     id="then-the-largest-whichever-it-is"),
     ],
 )
 def test_over_bound(owners, bound, victims):
     index = MemoryIndex()
-    for name, seen, n in owners:
-        ref = owner(uid=f"ob-{name}")
-        for r in range(n):
-            index.record_bind(ref, str(r), f"{name}-n{r}", (), float(seen))
-    assert forgetting.over_bound(index, bound) == [f"ns/ob-{v}" for v in victims]
-
-
-@hsettings(max_examples=60, deadline=None)
-@given(
-    sizes=st.lists(st.tuples(st.integers(0, 1000), st.integers(0, 6)), min_size=1, max_size=8),
-    bound=st.integers(0, 30),
-)
-def test_over_bound_property(sizes, bound):
-    """Forgetting the victims brings the index under the bound, victims are the least recently
-    seen, and the last victim was needed."""
-    index = MemoryIndex()
-    for i, (seen, n) in enumerate(sizes):
-        ref = owner(uid=f"prop-{i}")
+    for name, seen, n, *namespace in owners:
+        ref = owner(uid=f"ob-{name}", namespace=namespace[0] if namespace else "ns")
         index.ensure(ref, float(seen))
         for r in range(n):
+            index.record_bind(ref, str(r), f"{name}-n{r}", (), float(seen))
+    keys = {f"ob-{name}": f"{o[3] if len(o) > 3 else 'ns'}/ob-{name}" for o in owners for name in [o[0]]}
+    assert forgetting.over_bound(index, bound) == [keys[f"ob-{v}"] for v in victims]
+
+
+def test_pool_entries_count_against_the_bound():
+    """A pool-only owner escaped a bound that counted ranks alone."""
+    index = MemoryIndex()
+    pool = owner(kind="Deployment", uid="ob-pool")
+    for i in range(5):
+        index.record_bind(pool, None, f"p{i}", (), NOW)
+    assert forgetting.over_bound(index, 5) == [pool.key]
+    assert forgetting.over_bound(index, 6) == []
+
+
+@hsettings(max_examples=100, deadline=None)
+@given(
+    sizes=st.lists(st.tuples(st.integers(0, 1000), st.integers(0, 6), st.integers(0, 3), st.sampled_from(["a", "b", "c"])),
+                   min_size=1, max_size=10),
+    bound=st.integers(0, 40),
+)
+def test_over_bound_property(sizes, bound):
+    """Forgetting the victims brings the index under the bound and the last victim was needed;
+    each victim is the least recently seen owner of a namespace that held the most entries
+    when it went."""
+    index = MemoryIndex()
+    for i, (seen, ranks, pooled, namespace) in enumerate(sizes):
+        ref = owner(uid=f"prop-{i}", namespace=namespace)
+        index.ensure(ref, float(seen))
+        for r in range(ranks):
             index.record_bind(ref, str(r), f"n{r}", (), float(seen))
+        pool = owner(kind="Deployment", uid=f"prop-pool-{i}", namespace=namespace)
+        for k in range(pooled):
+            index.record_bind(pool, None, f"p{k}", (), float(seen))
     victims = forgetting.over_bound(index, bound)
-    survivors = [m for uid, m in index.owners.items() if uid not in victims]
-    assert all(index.owner(v).ranks for v in victims), "a pool-only owner frees no ranks"
+    left = {key: forgetting.entries(mem) for key, mem in index.owners.items()}
+    assert sum(left.values()) - sum(left[v] for v in victims) <= bound
     if victims:
-        newest_victim = max(index.owner(v).last_seen for v in victims)
-        assert all(m.last_seen >= newest_victim for m in survivors if m.ranks)
-        remaining_without_last = sum(len(m.ranks) for m in survivors) + len(index.owner(victims[-1]).ranks)
-        assert remaining_without_last > bound, "the last victim was not needed"
-    for v in victims:
-        index.forget(v)
-    assert index.rank_count <= bound
+        assert sum(left.values()) - sum(left[v] for v in victims[:-1]) > bound, "the last victim was needed"
+    remaining = dict(left)
+    for victim in victims:
+        totals: dict[str, int] = {}
+        for key, size in remaining.items():
+            totals[key.split("/")[0]] = totals.get(key.split("/")[0], 0) + size
+        namespace = victim.split("/")[0]
+        assert totals[namespace] == max(totals.values()), "taken from the largest namespace"
+        oldest = min((index.owner(k).last_seen, k) for k in remaining if k.split("/")[0] == namespace)
+        assert oldest[1] == victim, "its least recently seen owner"
+        del remaining[victim]
 
 
 # -- per-owner bound ----------------------------------------------------------------------------

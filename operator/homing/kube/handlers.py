@@ -44,7 +44,7 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: object) -
     )
     sup = selfhealth.current = selfhealth.Supervisor(watch_stale_seconds=config.health.watch_stale_seconds)
     replicas = Replicas(kube, config)
-    events = EventPoster(kube, enabled=lambda: replicas.leading)
+    events = EventPoster(kube, enabled=lambda: replicas.leading, settings=config.events)
     rt = Runtime(config, store=Store(kube, on_refused=events.refused), events=events)
     watched = watches.for_runtime(rt, kube)
     memo.runtime, memo.kube, memo.supervisor, memo.replicas, memo.watches = rt, kube, sup, replicas, watched

@@ -45,6 +45,16 @@ ADMISSION_TURNED_AWAY = Counter(
     ["reason"],
 )
 MEMORY_RANKS = Gauge("homing_memory_ranks", "Ranks remembered")
+INDEX_ENTRIES = Gauge(
+    "homing_index_entries",
+    "Entries in each bounded map of the in-memory index: owners, ranks, pool entries, live pods, vacant homes, "
+    "image runs, bursts, promises, waiting pods", ["map"],
+)
+EVENTS = Counter(
+    "homing_events_total",
+    "Events: posted, failed, aggregated (a repeat within events.aggregate_seconds), dropped (the queue was full)",
+    ["result"],
+)
 MEMORY_OWNERS = Gauge("homing_memory_owners", "Owners remembered")
 STORE_WRITES = Counter("homing_store_writes_total", "PlacementMemory writes")
 STORE_ERRORS = Counter("homing_store_errors_total", "PlacementMemory writes or loads that failed")

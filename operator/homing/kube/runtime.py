@@ -4,6 +4,7 @@ plain dicts and never raises."""
 from __future__ import annotations
 
 from homing.config import Settings
+from homing.engine.memory.image_runs import ImageRuns
 from homing.engine.memory.index import MemoryIndex
 from homing.kube.admitter import Admitter
 from homing.kube.cluster import ClusterState
@@ -18,7 +19,8 @@ class Runtime:
         self.settings = settings
         self.store = store
         self.index = MemoryIndex(max_ranks_per_owner=settings.bounds.max_ranks_per_owner,
-                                 restart_hold=settings.lifetimes.restart_hold_seconds)
+                                 restart_hold=settings.lifetimes.restart_hold_seconds,
+                                 images=ImageRuns(max_runs=settings.bounds.max_image_runs))
         self.cluster = ClusterState(settings, on_namespace_gone=lambda ns: forget_namespace(self.index, store, ns))
         self.pods = PodObserver(settings, self.index, self.cluster, events)
         self.admitter = Admitter(settings, self.index, self.cluster)

@@ -49,6 +49,25 @@ def refresh_gauges(index: MemoryIndex) -> None:
     metrics.MEMORY_RANKS.set(index.rank_count)
 
 
+def index_gauges(index: MemoryIndex) -> dict[str, int]:
+    """The size of each bounded map of the index (a pass over the owners: once a sweep, not
+    once a write). Returns what it set."""
+    sizes = {
+        "owners": len(index.owners),
+        "ranks": index.rank_count,
+        "pool": sum(len(m.pool) for m in index.owners.values()),
+        "live-pods": len(index.live),
+        "vacant-homes": sum(len(owners) for owners in index.vacant.values()),
+        "image-runs": index.images.count,
+        "bursts": len(index.bursts),
+        "promises": sum(len(p) for p in index.promises.values()),
+        "waiting": len(index.waiting.pending),
+    }
+    for name, size in sizes.items():
+        metrics.INDEX_ENTRIES.labels(name).set(size)
+    return sizes
+
+
 async def flush_once(index: MemoryIndex, store: Store) -> None:
     for key in await store.flush(index) or ():  # owners whose namespace is gone
         forget_owner(index, store, key, "namespace gone")
@@ -82,6 +101,7 @@ class Sweeper:
         for mem in forget_stale(self.index, self.settings, time.time()):
             log.info("owner forgotten", owner=mem.owner.display, ranks=len(mem.ranks), why="ttl or size bound")
             self.leftovers[mem.owner.key] = mem.owner
+        index_gauges(self.index)
         if not self.leading():
             return  # a standby forgets in its index too; the leader deletes the objects
         for key, owner in list(self.leftovers.items()):
