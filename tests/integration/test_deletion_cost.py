@@ -69,7 +69,8 @@ async def _exactly(kube: Kube, ns: str, app: str, n: int) -> list[dict] | None:
 async def test_a_replica_on_a_claimed_home_is_marked_and_unmarked(kube: Kube, operator, ns: str):
     """A job's rank ran on node A and was evicted; a sibling still waits (the job is active), so
     A is claimed. A Deployment replica bound to A is marked; one on a free node B is not; when
-    the job has no pod left waiting, A is no longer claimed and the mark goes."""
+    the job has no pod left waiting (and the restart hold, 5 s here, is over), A is no longer
+    claimed and the mark goes."""
     a, b = await o.node(kube, f"a-{ns}"), await o.node(kube, f"b-{ns}")
     job = await o.owner_stand_in(kube, ns, "train")
     await o.pod(kube, ns, "train-0", owner=job, annotations={"volcano.sh/task-index": "0"}, npus=8)
@@ -89,7 +90,7 @@ async def test_a_replica_on_a_claimed_home_is_marked_and_unmarked(kube: Kube, op
     await o.eventually(marked, timeout=30, what="the replica on the claimed home marked")
     assert cost(await o.get_pod(kube, ns, on_b)) is None, "a replica on a free node keeps no mark"
 
-    await o.delete_pod(kube, ns, "train-1")  # the job waits for nothing: A is not claimed any more
+    await o.delete_pod(kube, ns, "train-1")  # the job waits for nothing: past the restart hold A is not claimed
 
     async def unmarked() -> bool:
         return cost(await o.get_pod(kube, ns, on_a)) is None
@@ -204,3 +205,52 @@ async def test_homing_may_change_the_deletion_cost_of_a_pod_and_nothing_else(kub
         assert status == 422 and "homing may" in text, (refused, status, text)
     got = await o.get_pod(kube, ns, "p")
     assert got["metadata"]["labels"] == {"team": "a"} and got["metadata"]["annotations"] == {"note": "x"}
+
+
+async def _in_force(kube: Kube, ns: str, name: str) -> None:
+    """The policy is compiled and bound a moment after it is created: probe with a label homing
+    may not set, put back whenever it got through."""
+    async def refused() -> bool:
+        status, text = await patch_as_homing(kube, ns, name, {"metadata": {"labels": {"probe": "x"}}})
+        if status == 200:
+            await kube.request("PATCH", f"/api/v1/namespaces/{ns}/pods/{name}", body={"metadata": {"labels": {"probe": None}}},
+                               content_type=MERGE_PATCH)
+            return False
+        return status == 422 and "homing may" in text
+
+    await o.eventually(refused, timeout=30, what="the pod deletion-cost policy in force")
+
+
+async def test_homing_may_not_set_a_cost_outside_its_band(kube: Kube, ns: str, policy_applied: None):
+    """A compromised or buggy replica could rank any team's replicas first at scale-in with
+    any cost it liked; the policy holds it to its own band (issue 41, the pod-patch guard).
+    A value that is no 32-bit integer the API server's own pod validation refuses first."""
+    await o.pod(kube, ns, "p", npus=0)
+    await _in_force(kube, ns, "p")
+    for cost in ("-2147483001", "-2147482000", "0", "100", "-2147483648"):
+        status, text = await patch_as_homing(kube, ns, "p", {"metadata": {"annotations": {ANNOTATION: cost}}})
+        assert status == 422 and "only to a value in its band" in text, (cost, status, text)
+    for edge in ("-2147483000", "-2147482001"):
+        status, text = await patch_as_homing(kube, ns, "p", {"metadata": {"annotations": {ANNOTATION: edge}}})
+        assert status == 200, (edge, text)
+
+
+async def test_homing_may_not_remove_or_change_a_users_cost(kube: Kube, ns: str, policy_applied: None):
+    await o.pod(kube, ns, "p", annotations={ANNOTATION: "500"}, npus=0)
+    await _in_force(kube, ns, "p")
+    for body in ({"metadata": {"annotations": {ANNOTATION: None}}}, {"metadata": {"annotations": {ANNOTATION: MARK}}}):
+        status, text = await patch_as_homing(kube, ns, "p", body)
+        assert status == 422 and "only where it set it" in text, (body, status, text)
+    got = await o.get_pod(kube, ns, "p")
+    assert got["metadata"]["annotations"][ANNOTATION] == "500", "a user's cost is the user's"
+
+
+async def test_homing_may_not_patch_pods_outside_the_namespaces_it_serves(kube: Kube, policy_applied: None):
+    other = await o.namespace(kube, f"t-{o.short_id()}", opted_in=False)
+    await o.pod(kube, other, "p", npus=0)
+    await _in_force(kube, other, "p")
+    status, text = await patch_as_homing(kube, other, "p", {"metadata": {"annotations": {ANNOTATION: MARK}}})
+    assert status == 422 and "namespaces it serves" in text, (status, text)
+    await o.pod(kube, other, "opted", labels={"homing.io/enabled": "true"}, npus=0)
+    status, text = await patch_as_homing(kube, other, "opted", {"metadata": {"annotations": {ANNOTATION: MARK}}})
+    assert status == 200, "a pod opted in by its own label may be marked"
