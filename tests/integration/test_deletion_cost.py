@@ -6,14 +6,16 @@ holds homing's ServiceAccount to that one annotation on pods."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 import yaml
 
 from homing.engine.replicas.deletion_cost import ANNOTATION, MARK, is_mark
+from homing.kube import patch_guard
 from homing.kube.client import MERGE_PATCH, Kube
+from homing.kube.patch_guard import Verdict
 from homing_e2e import objects as o
 from homing_e2e.kubectl import kubectl
 
@@ -89,6 +91,8 @@ async def test_a_replica_on_a_claimed_home_is_marked_and_unmarked(kube: Kube, op
 
     await o.eventually(marked, timeout=30, what="the replica on the claimed home marked")
     assert cost(await o.get_pod(kube, ns, on_b)) is None, "a replica on a free node keeps no mark"
+    # the operator runs here with the admin's credentials, which the guard does not hold: it says so and marks
+    assert "pod-patch guard missing" in operator.log_path.read_text()
 
     await o.delete_pod(kube, ns, "train-1")  # the job waits for nothing: past the restart hold A is not claimed
 
@@ -254,3 +258,32 @@ async def test_homing_may_not_patch_pods_outside_the_namespaces_it_serves(kube: 
     await o.pod(kube, other, "opted", labels={"homing.io/enabled": "true"}, npus=0)
     status, text = await patch_as_homing(kube, other, "opted", {"metadata": {"annotations": {ANNOTATION: MARK}}})
     assert status == 200, "a pod opted in by its own label may be marked"
+
+
+@pytest.fixture
+async def kube_as_homing(kubeconfig: Path) -> AsyncIterator[Kube]:
+    """A client that sends every request as homing's ServiceAccount (impersonated)."""
+    client = await Kube.connect(str(kubeconfig))
+    client.api.set_default_header("Impersonate-User", o.HOMING_SA)
+    client.api.set_default_header("Impersonate-Group", "system:serviceaccounts")
+    yield client
+    await client.close()
+
+
+async def test_the_guard_self_check_sees_the_policy_in_force(kube: Kube, kube_as_homing: Kube, ns: str, policy_applied: None):
+    """The leader's dry-run probe (kube/patch_guard.py) against the real API server: with the
+    policy applied, the patch outside the band is refused, and nothing was written."""
+    await o.pod(kube, ns, "p", npus=0)
+    await _in_force(kube, ns, "p")
+    assert await patch_guard.check(kube_as_homing, ns, "p") is Verdict.HOLDS
+    assert cost(await o.get_pod(kube, ns, "p")) is None, "a dry run writes nothing"
+
+
+async def test_the_guard_self_check_sees_no_policy(kube: Kube, kube_as_homing: Kube, policy_applied: None):
+    """Where the policy does not reach (a namespace homing does not serve is refused by it too, so
+    use the admin's own client, which the policy never matches): the probe reports it missing."""
+    other = await o.namespace(kube, f"t-{o.short_id()}")
+    await o.pod(kube, other, "p", npus=0)
+    assert await patch_guard.check(kube, other, "p") is Verdict.MISSING
+    assert cost(await o.get_pod(kube, other, "p")) is None, "a dry run writes nothing"
+    assert await patch_guard.check(kube_as_homing, other, "gone") is Verdict.UNKNOWN, "a pod gone tells nothing"

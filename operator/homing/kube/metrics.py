@@ -68,6 +68,11 @@ DELETION_MARKS = Counter(
     "homing_deletion_marks_total",
     "Deletion-cost marks on replicas bound to another workload's claimed home: set, cleared, failed", ["action"],
 )
+PATCH_GUARD = Gauge(
+    "homing_pod_patch_guard",
+    "The pod-patch guard's last self-check, 1 for the verdict it gave: holds, missing, no-api (marks off), unknown",
+    ["verdict"],
+)
 DELETION_MARKED = Gauge("homing_deletion_marked", "Replicas homing has marked to be deleted first at scale-in")
 READY = Gauge("homing_ready", "1 once memory is loaded and the webhook is registered")
 
