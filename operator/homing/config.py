@@ -163,6 +163,9 @@ class Webhook(BaseModel):
     service_namespace: str = "homing-system"  # its namespace (and the Leases', by default)
     configuration_name: str = "homing"  # the MutatingWebhookConfiguration homing writes
     manage_configuration: bool = True  # the leader writes that configuration and its caBundle
+    # The leader compares the installed configuration with what it wants this often, and
+    # repairs it (webhookconfig.py): a missed caBundle push must not leave homing off unseen.
+    configuration_check_seconds: float = Field(60, gt=0)
     tls_dir: str = "/tmp/homing-tls"  # where the serving certificate is written
     tls_secret: str | None = None  # keep the certificate in this Secret (service namespace) across restarts
     timeout_seconds: int = 2  # timeoutSeconds in the webhook configuration

@@ -1,12 +1,15 @@
 """The webhook certificate is reused while usable and remade when it is not."""
 from __future__ import annotations
 
+import asyncio
 import datetime
+import ssl
 
 import pytest
 from cryptography import x509
 
 from homing.kube import tls
+from homing.kube.certstore import serving_context
 
 HOSTS = ["homing-webhook.homing-system.svc", "localhost", "127.0.0.1"]
 
@@ -49,3 +52,50 @@ def test_expiry_margin_is_a_month():
     cert = x509.load_pem_x509_certificate(files["tls.crt"])
     left = cert.not_valid_after_utc - datetime.datetime.now(datetime.UTC)
     assert left > tls.RENEW_BEFORE
+
+
+# -- the serving policy: TLS 1.2+, AEAD suites only (issue 41) ---------------------------------------
+
+async def _handshake(tmp_path, client: ssl.SSLContext) -> str | None:
+    """The TLS version agreed with homing's serving context, or None when the handshake failed."""
+    files = tls.new_files(HOSTS)
+    cert, key, _ = tls.write(files, str(tmp_path))
+    server_context = serving_context()
+    server_context.load_cert_chain(str(cert), str(key))
+    server = await asyncio.start_server(lambda r, w: w.close(), "127.0.0.1", 0, ssl=server_context)
+    port = server.sockets[0].getsockname()[1]
+    client.check_hostname = False
+    client.verify_mode = ssl.CERT_NONE
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port, ssl=client), 5)
+    except (ssl.SSLError, ConnectionError):
+        return None
+    finally:
+        server.close()
+    version = writer.get_extra_info("ssl_object").version()
+    writer.close()
+    return version
+
+
+def _client(maximum=None, ciphers=None):
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.minimum_version = ssl.TLSVersion.MINIMUM_SUPPORTED
+    if maximum is not None:
+        context.maximum_version = maximum
+    if ciphers is not None:
+        context.set_ciphers(ciphers)
+    return context
+
+
+async def test_the_webhook_serves_tls_1_2_and_1_3_with_aead_suites_only(tmp_path):
+    assert await _handshake(tmp_path, _client()) == "TLSv1.3"
+    assert await _handshake(tmp_path, _client(ssl.TLSVersion.TLSv1_2, "ECDHE+AESGCM")) == "TLSv1.2"
+    assert await _handshake(tmp_path, _client(ssl.TLSVersion.TLSv1_2, "ECDHE+CHACHA20")) == "TLSv1.2"
+    # a client that offers only CBC suites, or nothing newer than TLS 1.1, gets no connection
+    cbc = "ECDHE-ECDSA-AES128-SHA256:ECDHE-ECDSA-AES256-SHA384:ECDHE-ECDSA-AES128-SHA:AES128-SHA256"
+    assert await _handshake(tmp_path, _client(ssl.TLSVersion.TLSv1_2, cbc)) is None
+    try:
+        old = _client(ssl.TLSVersion.TLSv1_1, "ALL:@SECLEVEL=0")
+    except ssl.SSLError:
+        return  # this OpenSSL cannot even offer TLS 1.1
+    assert await _handshake(tmp_path, old) is None

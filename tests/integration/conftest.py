@@ -64,6 +64,8 @@ def operator(kubeconfig: Path, kube: Kube) -> OperatorProcess:
             # A job whose last pod a test deletes is held 60 s by default (behaviour.md "Claimed
             # homes", the restart hold); tests that end a job that way wait 5 s instead.
             "HOMING_LIFETIMES__RESTART_HOLD_SECONDS": "5",
+            # The leader compares the webhook configuration with what it wants every minute by default.
+            "HOMING_WEBHOOK__CONFIGURATION_CHECK_SECONDS": "2",
             # Not "homing": test_install.py dry-runs the shipped configuration of that name.
             "HOMING_WEBHOOK__CONFIGURATION_NAME": "homing-e2e",
             "HOMING_TOPOLOGY__RESOURCE_LEVEL_CONFIG": RESOURCE_LEVELS,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+from collections.abc import Callable
 from urllib.parse import urlparse
 
 import jsonpatch
@@ -13,7 +14,7 @@ import kopf
 from homing.config import Settings
 from homing.kube import certstore, drain, kopf_settings, logs, metrics, selfhealth, startup, upkeep, watches, webhookconfig
 from homing.kube.admission_server import WEBHOOK_ID, AdmissionServer, hand_back
-from homing.kube.client import Kube
+from homing.kube.client import Kube, KubeError
 from homing.kube.deletion_marks import DeletionMarks
 from homing.kube.deviceinfo import DeviceInfoCopier
 from homing.kube.events import EventPoster
@@ -63,12 +64,27 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: object) -
     startup.configmap_watches(rt, kube, sup, copier)
     upkeep.refresh_gauges(rt.index)
     sup.spawn("certificates", lambda: certs.forever(lambda: replicas.leading, lambda ca: _bundle_changed(kube, config, ca)))
+    if config.webhook.manage_configuration:
+        sup.spawn("webhook-configuration", lambda: _configuration_kept(kube, config, certs, lambda: replicas.leading))
     sup.spawn("ready", lambda: _ready_when_serving(config.webhook.port, certs.bundle), restart=False)
 
 
 async def _bundle_changed(kube: Kube, config: Settings, ca: bytes) -> None:
     if config.webhook.manage_configuration:
         await webhookconfig.ensure(kube, config, ca)
+
+
+async def _configuration_kept(kube: Kube, config: Settings, certs: certstore.Certificates,
+                              leading: Callable[[], bool]) -> None:
+    """Level-triggered (webhookconfig.ensure): the leader compares and repairs the webhook
+    configuration every `configuration_check_seconds`, whatever pushed or edited it last."""
+    while True:
+        await asyncio.sleep(config.webhook.configuration_check_seconds)
+        if leading():
+            try:
+                await webhookconfig.ensure(kube, config, certs.bundle)
+            except (KubeError, OSError, TimeoutError) as err:  # asked again at the next check
+                log.warning("webhook configuration not checked", error=str(err)[:200])
 
 
 async def _take_over(rt: Runtime, store: Store, kube: Kube, config: Settings, ca: bytes) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 from homing.config import Settings
 from homing.kube import logs
-from homing.kube.client import Kube, KubeError
+from homing.kube.client import JSON_PATCH, Kube, KubeError
 
 log = logs.get("homing.webhook")
 
@@ -64,10 +64,40 @@ def configuration(settings: Settings, ca_pem: bytes | None) -> dict[str, Any]:
     }
 
 
+FIELD_MANAGER = "homing"  # the manager homing's writes are recorded under (managedFields)
+
+
+def repairs(current: dict[str, Any], wanted: dict[str, Any]) -> list[dict[str, Any]]:
+    """JSON-patch operations that bring homing's own fields of the installed configuration to
+    what homing wants (a caBundle edited by hand, an entry deleted), guarded by the version
+    they were computed from; none when nothing drifted. Only the fields homing sets are
+    compared and replaced, each whole: what an admin added (matchConditions, labels,
+    annotations, another entry) stays. Not server-side apply: it merges `clientConfig`, so a
+    `service` another manager set would stay beside homing's `url` (or the reverse), which
+    the API server refuses."""
+    have = {e.get("name"): i for i, e in enumerate(current.get("webhooks") or ())}
+    ops: list[dict[str, Any]] = []
+    for entry in wanted["webhooks"]:
+        at = have.get(entry["name"])
+        if at is None:
+            ops.append({"op": "add", "path": "/webhooks/-", "value": entry})
+            continue
+        got = current["webhooks"][at]
+        ops += [{"op": "add" if key not in got else "replace", "path": f"/webhooks/{at}/{key}", "value": value}
+                for key, value in entry.items() if got.get(key) != value]
+    if not ops:
+        return []
+    version = current["metadata"]["resourceVersion"]
+    return [{"op": "test", "path": "/metadata/resourceVersion", "value": version}, *ops]
+
+
 async def ensure(kube: Kube, settings: Settings, ca_pem: bytes) -> bool:
-    """Create the configuration, or bring the installed one up to date with our CA.
-    False when it is missing and may not be created (in-cluster RBAC grants no create):
-    pods are then admitted unchanged, which is safe, and the log says how to fix it."""
+    """Compare the installed configuration with what homing wants and repair it (behaviour.md
+    "Operation"): level-triggered, so a failed write, a push by a replica that lost the lead,
+    or a hand edit is put right at the next check; only homing's own fields are written
+    (`repairs`). Create when missing; False when it is missing and may not be created
+    (in-cluster RBAC grants no create): pods are then admitted unchanged, which is safe, and
+    the log says how to fix it."""
     wanted = configuration(settings, ca_pem)
     name = settings.webhook.configuration_name
     try:
@@ -76,13 +106,17 @@ async def ensure(kube: Kube, settings: Settings, ca_pem: bytes) -> bool:
         if err.status != 404:
             raise
         try:
-            await kube.request("POST", API_PATH, body=wanted)
+            await kube.request("POST", API_PATH, body=wanted, query=[("fieldManager", FIELD_MANAGER)])
         except KubeError as denied:
             if denied.status != 403:
                 raise
             log.error("webhook configuration missing and not creatable; re-apply manifests/webhook.yaml", name=name)
             return False
         return True
-    current["webhooks"] = wanted["webhooks"]
-    await kube.request("PUT", f"{API_PATH}/{name}", body=current)
+    ops = repairs(current, wanted)
+    if not ops:
+        return True
+    await kube.request("PATCH", f"{API_PATH}/{name}", body=ops, content_type=JSON_PATCH,
+                       query=[("fieldManager", FIELD_MANAGER)])
+    log.info("webhook configuration brought up to date", name=name, fields=[op["path"] for op in ops[1:21]])
     return True
