@@ -168,6 +168,10 @@ class Webhook(BaseModel):
     configuration_check_seconds: float = Field(60, gt=0)
     tls_dir: str = "/tmp/homing-tls"  # where the serving certificate is written
     tls_secret: str | None = None  # keep the certificate in this Secret (service namespace) across restarts
+    # Certificates from elsewhere (cert-manager): serve the tls.crt/tls.key/ca.crt mounted in
+    # this directory, reloaded when they change; homing then neither makes nor renews any, and
+    # leaves the webhook configuration's caBundle to whoever injects it (cert-manager's cainjector).
+    mounted_tls_dir: str | None = None
     timeout_seconds: int = 2  # timeoutSeconds in the webhook configuration
     deadline_seconds: float = 0.25  # internal budget, well under timeout_seconds
     # cert-manager's shape: a CA signs a short-lived serving certificate; each is renewed

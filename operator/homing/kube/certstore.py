@@ -95,7 +95,14 @@ class Certificates:
         self.policy = certplan.Policy(
             propagation_seconds=w.cert_propagation_seconds, reload_seconds=w.cert_propagation_seconds + 3 * self.check_seconds
         )
-        self.store = _SecretStore(kube, w.service_namespace, w.tls_secret) if w.tls_secret else _DirectoryStore(w.tls_dir)
+        self.mounted = w.mounted_tls_dir is not None  # cert-manager's: read only, never renewed here
+        self.store: _SecretStore | _DirectoryStore
+        if w.mounted_tls_dir is not None:
+            self.store = _DirectoryStore(w.mounted_tls_dir)
+        elif w.tls_secret:
+            self.store = _SecretStore(kube, w.service_namespace, w.tls_secret)
+        else:
+            self.store = _DirectoryStore(w.tls_dir)
         self.served_dir = Path(w.tls_dir) / "served"  # what the server loads; kopf watches generation 0, never rewritten
         self.context = serving_context()
         self.files: dict[str, bytes] = {}
@@ -108,6 +115,10 @@ class Certificates:
     async def start(self) -> tuple[Path, Path]:
         """Read or make the certificates; returns the files to give kopf's server (which
         loads them into `context`)."""
+        if self.mounted:
+            files = await self._mounted()
+            self._load(files)
+            return self.served_dir / "0" / "tls.crt", self.served_dir / "0" / "tls.key"
         for _ in range(5):
             files = await self.store.read()
             if certplan.plan(tls.kept(files, self.hosts), time.time(), self.policy) is not certplan.Step.REISSUE:
@@ -125,13 +136,22 @@ class Certificates:
         while True:
             await asyncio.sleep(self.check_seconds)
             files = await self.store.read()
-            if leading():
+            if leading() and not self.mounted:
                 try:
                     files = await self.rotate(files, bundle_changed)
                 except Conflict:
                     files = await self.store.read()
             if files and files.get("tls.crt") != self.files.get("tls.crt"):
                 self._load(files)
+
+    async def _mounted(self) -> dict[str, bytes]:
+        """The mounted certificates, waited for: cert-manager may issue them after the pod starts."""
+        while True:
+            files = await self.store.read()
+            if files.get("tls.crt") and files.get("tls.key"):
+                return files
+            log.warning("waiting for the mounted webhook certificate", directory=getattr(self.store, "directory", ""))
+            await asyncio.sleep(5)
 
     async def rotate(self, files: dict[str, bytes], bundle_changed: Callable[[bytes], Awaitable[object]]) -> dict[str, bytes]:
         step = certplan.plan(tls.kept(files, self.hosts), time.time(), self.policy)

@@ -99,8 +99,10 @@ async def _take_over(rt: Runtime, store: Store, kube: Kube, config: Settings, ca
 async def _ready_when_serving(port: int, ca: bytes) -> None:
     """Ready once the webhook answers TLS with our certificate: kopf starts its server
     after the start-up handlers, and a pod created before that is admitted unchanged."""
-    context = ssl.create_default_context(cadata=ca.decode())
+    context = ssl.create_default_context(cadata=ca.decode()) if ca else ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     context.check_hostname = False
+    if not ca:  # mounted certificates without their CA: any certificate served will do here
+        context.verify_mode = ssl.CERT_NONE
     while True:
         try:
             _, writer = await asyncio.open_connection("127.0.0.1", port, ssl=context)

@@ -83,6 +83,10 @@ def repairs(current: dict[str, Any], wanted: dict[str, Any]) -> list[dict[str, A
             ops.append({"op": "add", "path": "/webhooks/-", "value": entry})
             continue
         got = current["webhooks"][at]
+        client = entry["clientConfig"]
+        if "caBundle" not in client and "caBundle" in (got.get("clientConfig") or {}):
+            # a bundle homing does not set (cert-manager's cainjector writes it) is not homing's field
+            entry = {**entry, "clientConfig": {**client, "caBundle": got["clientConfig"]["caBundle"]}}
         ops += [{"op": "add" if key not in got else "replace", "path": f"/webhooks/{at}/{key}", "value": value}
                 for key, value in entry.items() if got.get(key) != value]
     if not ops:
@@ -91,14 +95,15 @@ def repairs(current: dict[str, Any], wanted: dict[str, Any]) -> list[dict[str, A
     return [{"op": "test", "path": "/metadata/resourceVersion", "value": version}, *ops]
 
 
-async def ensure(kube: Kube, settings: Settings, ca_pem: bytes) -> bool:
+async def ensure(kube: Kube, settings: Settings, ca_pem: bytes | None) -> bool:
     """Compare the installed configuration with what homing wants and repair it (behaviour.md
     "Operation"): level-triggered, so a failed write, a push by a replica that lost the lead,
     or a hand edit is put right at the next check; only homing's own fields are written
     (`repairs`). Create when missing; False when it is missing and may not be created
     (in-cluster RBAC grants no create): pods are then admitted unchanged, which is safe, and
     the log says how to fix it."""
-    wanted = configuration(settings, ca_pem)
+    # mounted certificates: the caBundle is injected by whoever issued them, never by homing
+    wanted = configuration(settings, None if settings.webhook.mounted_tls_dir else ca_pem)
     name = settings.webhook.configuration_name
     try:
         current = await kube.request("GET", f"{API_PATH}/{name}")
