@@ -3,6 +3,8 @@ optional YAML file (a mounted ConfigMap, path in HOMING_CONFIG_FILE) over defaul
 Defaults work on a plain cluster with no Ascend software."""
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
@@ -250,6 +252,10 @@ class Settings(BaseSettings):
     # the name goes into the webhook configuration's, Service's and Leases' names unless
     # they are set, and turns the per-pod opt-in off unless that is set.
     shard: str | None = Field(default=None, pattern=r"^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$")
+    # observe: decide and remember as usual, record the decision on each pod, add no affinity
+    # term and write no deletion-cost mark (behaviour.md "Admission"): a team adopts homing in
+    # shadow, and the placement outcomes say how often pods land home without it.
+    mode: Literal["enforce", "observe"] = "enforce"
     metrics_port: int = 8080  # Prometheus /metrics
     health_port: int = 8081  # /readyz (homing's own)
     liveness_port: int = 8082  # /healthz, served by kopf from homing's probe

@@ -3,6 +3,8 @@ exception from building the patch would escape into kopf, which turns it into a 
 pod."""
 from __future__ import annotations
 
+import json
+
 import pytest
 from tests.engine.helpers import NOW, owner, pod
 
@@ -66,3 +68,22 @@ def test_the_admitted_log_line_names_the_bursts_victim():
     [line] = [e for e in logs if e["event"] == "admitted"]
     assert decision.victim in ("ns/train-a", "ns/train-b")
     assert line["displace"] == decision.victim
+
+
+def test_observe_only_records_the_decision_and_adds_no_term():
+    """Observe-only (issue 42): a team adopts homing in shadow. The pod carries what homing
+    would have preferred, no affinity term, and the memory learns as usual (the admission is
+    counted, so the placement outcomes give the home rate without homing)."""
+    enforcing = admitter()
+    observing = admitter()
+    observing.settings = Settings(mode="observe")
+    decision, ops = observing.admit(rank0(), dryrun=False, now=NOW)
+    assert (decision.outcome, decision.home) == ("home", "n1"), "the same decision"
+    assert not any("affinity" in op["path"] for op in ops), "no term"
+    annotations = {op["path"].rsplit("/", 1)[-1].replace("~1", "/"): op["value"] for op in ops} \
+        if ops[0]["path"] != "/metadata/annotations" else ops[0]["value"]
+    record = json.loads(annotations["homing.io/decision"])
+    assert record["observe"] is True and record["home"] == "n1"
+    assert annotations["homing.io/home"] == "n1", "the outcome is counted when it binds"
+    assert observing.index.owner(JOB.key).stats.admitted == 1
+    assert enforcing.admit(rank0(), dryrun=False, now=NOW)[1] != ops

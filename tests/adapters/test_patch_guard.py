@@ -51,3 +51,13 @@ async def test_a_verdict_is_kept_for_the_check_interval_an_unknown_one_is_not():
     marks.guard = Verdict.UNKNOWN
     await marks.guarded(PROBE, settings.deletion_cost.guard_check_seconds + 2)
     assert marks.guard is Verdict.NO_API, "an unknown verdict is asked again at the next pass"
+
+
+async def test_observe_only_writes_no_mark():
+    """Observe-only (issue 42) adds no term and writes nothing to pods: not even the guard's probe."""
+    from types import SimpleNamespace
+
+    api = OlderApiServer()
+    pods = SimpleNamespace(replicas={}, claims_known=True)
+    marks = DeletionMarks(api, SimpleNamespace(pods=pods), Settings(mode="observe"), lambda: True)  # type: ignore[arg-type]
+    assert await marks.once(0.0) == 0 and api.patches == [] and marks.guard is None

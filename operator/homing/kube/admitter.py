@@ -29,7 +29,7 @@ class Admitter:
         now = time.time() if now is None else now
         try:
             decision = self._decide(pod, dryrun, now)
-            ops = decision.patch(pod)
+            ops = decision.patch(pod, observe=self.settings.mode == "observe")
         except Exception as err:
             log.exception("admission decision failed; pod admitted unchanged")
             decision, ops = Decision(outcome="error", reason=f"internal error: {type(err).__name__}"), []

@@ -48,7 +48,7 @@ class DeletionMarks:
         cfg = self.settings.deletion_cost
         pods = self.rt.pods
         metrics.DELETION_MARKED.set(sum(1 for r in pods.replicas.values() if is_mark(r.cost)))
-        if not cfg.enabled or not self.leading():
+        if not cfg.enabled or self.settings.mode == "observe" or not self.leading():  # observe-only writes nothing
             return 0
         if not pods.claims_known:  # start-up has not rebuilt the claims: every mark would look stale
             if not self.waited:

@@ -60,8 +60,10 @@ class Decision(BaseModel):
     victim: str | None = None  # behaviour.md "Beyond the home": the workload whose nodes the pod prefers to displace
     burst: Any = Field(default=None, exclude=True)  # the owner's burst state, kept by the adapter
 
-    def annotations(self) -> dict[str, str]:
+    def annotations(self, observe: bool = False) -> dict[str, str]:
         record: dict[str, object] = {"owner": self.owner, "rank": self.rank, "home": self.home, "reason": self.reason}
+        if observe:
+            record["observe"] = True  # what homing would have preferred; no term was added
         if self.kind != "node":
             record["kind"] = self.kind
         if self.domains:
@@ -79,10 +81,12 @@ class Decision(BaseModel):
             out[HOME_ANNOTATION] = self.home
         return out
 
-    def patch(self, pod: dict[str, Any]) -> list[dict[str, Any]]:
+    def patch(self, pod: dict[str, Any], observe: bool = False) -> list[dict[str, Any]]:
+        """The JSON patch; `observe` (behaviour.md "Admission", observe-only): the annotations
+        alone, no affinity term."""
         if self.outcome == "skipped":
             return []
-        return affinity_patch(pod, self.terms, self.annotations())
+        return affinity_patch(pod, [] if observe else self.terms, self.annotations(observe))
 
 
 def _outcome(placement: Placement) -> str:
