@@ -76,8 +76,9 @@ def tracked_text_files() -> list[Path]:
 
 
 def test_every_docs_path_the_project_mentions_exists():
-    """`docs/x.md`, `docs/dev/x.md`, `docs/images/x.png` in code, scripts, manifests and pages:
-    a page that moved leaves none behind (Volcano's own docs/design/… are not ours)."""
+    """A page, a dev/ page or an image under docs/, named by path in code, scripts, manifests
+    and pages: a page that moved leaves no such path behind (Volcano's own docs/design/… are
+    not ours)."""
     missing = set()
     for f in tracked_text_files():
         if not f.exists():
