@@ -1,14 +1,14 @@
 """The layout the code keeps: no module of homing imports another in a cycle, the engine
 imports nothing of the adapters and its lower layers nothing of placement (the import
 contract: a file holds one concept however long, and the layers keep the engine pure), and
-the README's repository map names every package."""
+the repository map (docs/dev/repository.md) names every package."""
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
 OPERATOR = Path(__file__).resolve().parents[2] / "operator"
-README = Path(__file__).resolve().parents[2] / "README.md"
+REPOSITORY_MAP = Path(__file__).resolve().parents[2] / "docs" / "dev" / "repository.md"
 # The import contract, (importer prefix, prefixes it may not import): the engine is plain data in,
 # plain data out (settings are plain data); what it remembers, who a pod is and what the cluster
 # holds are read by placement, never the other way round.
@@ -124,8 +124,8 @@ def test_the_contract_check_can_fail():
                                       ("homing.engine.placement.decide", "homing.kube.client")]
 
 
-def test_the_readme_map_names_every_package():
-    text = README.read_text()
+def test_the_repository_map_names_every_package():
+    text = REPOSITORY_MAP.read_text()
     packages = sorted({str(p.parent.relative_to(OPERATOR.parent)) + "/" for p in OPERATOR.glob("homing/*/__init__.py")}
                       | {str(p.parent.relative_to(OPERATOR.parent)) + "/" for p in OPERATOR.glob("homing/engine/*/__init__.py")})
     missing = [p for p in packages if f"`{p}`" not in text]

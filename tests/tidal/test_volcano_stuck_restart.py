@@ -38,7 +38,7 @@ async def test_a_stuck_restart_gets_a_restart_command_the_real_api_accepts(binar
     """The stuck state written by hand with the job controller stopped (a restarted controller
     recounts, so the live race cannot be replayed this way): resume_stuck waits its patience
     out, then sends a Command the real CRD accepts. The Command's effect on the live stall
-    was seen on the tidal day (docs/benchmarks-log.md, 2026-12-02)."""
+    was seen on the tidal day (docs/dev/benchmarks-log.md, 2026-12-02)."""
     c = await TidalCluster("volcano", superpods=1, images={"train:30g": 30}, bandwidth_gbps=1).start()
     try:
         c.tasks.pop().cancel()  # the harness's own resuming loop: this test drives it by hand
