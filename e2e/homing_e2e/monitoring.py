@@ -46,6 +46,9 @@ def dashboard_queries(board: dict | None = None, variables: dict[str, str] | Non
     return queries
 
 
+APISERVER_WEBHOOK = "apiserver_admission_webhook_"  # the API server's metrics of its webhook calls
+
+
 def rule_queries(path: Path = MONITORING / "prometheusrule.yaml") -> list[Query]:
     rule = yaml.safe_load(path.read_text())
     return [Query(f"alert {r['alert']}", r["expr"]) for g in rule["spec"]["groups"] for r in g["rules"]]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from homing.kube.client import KubeError
 from homing_e2e import monitoring as m, objects as o
 from homing_e2e.webhook_ready import webhook_answers
 
@@ -47,6 +48,8 @@ async def test_dashboard_and_alerts_read_metrics_the_operator_serves(kube, opera
     for q in m.dashboard_queries() + m.rule_queries():
         grouped = m.grouping_labels(q.expr) - HISTOGRAM_LABELS
         for sel in m.selectors(q.expr):
+            if sel.name.startswith(m.APISERVER_WEBHOOK):
+                continue  # the API server's, below
             fam = m.family(sel.name, set(types))
             if fam not in types:
                 missing.append(f"{q.where}: {sel.name}")
@@ -75,3 +78,64 @@ async def test_the_operator_answers_each_review_in_the_loop_turn_it_reads_it(kub
     after = answers()
     assert after.get("at-arrival", 0) - before.get("at-arrival", 0) >= 4  # the placements' four pods at least
     assert after.get("after-a-wait", 0) == before.get("after-a-wait", 0), after
+
+
+async def _apiserver_metrics(kube) -> str:
+    resp = await kube.api.call_api("/metrics", "GET", header_params={"Accept": "text/plain"},
+                                   auth_settings=["BearerToken"], _preload_content=False)
+    return (await resp.read()).decode()
+
+
+async def test_the_alerts_on_the_webhook_read_what_the_api_server_serves(kube, operator, ns):
+    """The alerts on the API server's view of homing's webhook (a call failing open, a rejection,
+    the call's latency) read kube-apiserver's own metrics: after a call that succeeds and one that
+    fails open, for an entry named as homing's are, each selector's family is on the real API
+    server's /metrics with the labels the alert filters by. The failing entry is a throwaway
+    configuration pointing at a closed port, for this test's namespace only."""
+    name = f"homing-probe-{o.short_id()}"
+    label = f"probe-{o.short_id()}.homing.io/enabled"
+    entry = {
+        "name": "probe.pods.homing.io", "admissionReviewVersions": ["v1"], "sideEffects": "None", "failurePolicy": "Ignore",
+        "timeoutSeconds": 1, "clientConfig": {"url": "https://127.0.0.1:1/nothing"},
+        "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"], "operations": ["CREATE"]}],
+        "namespaceSelector": {"matchLabels": {label: "true"}},
+    }
+    # a rejection is counted only where a call fails under failurePolicy Fail: a second entry does that
+    refusing = {**entry, "name": "refusing.pods.homing.io", "failurePolicy": "Fail"}
+    api = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
+    await kube.request("POST", api, body={"metadata": {"name": name}, "webhooks": [entry, refusing]})
+    try:
+        probe_ns = await o.namespace(kube, f"t-{o.short_id()}")
+        await kube.request("PATCH", f"/api/v1/namespaces/{probe_ns}", body={"metadata": {"labels": {label: "true"}}},
+                           content_type="application/merge-patch+json")
+        await webhook_answers(kube, ns)  # a call homing answers
+
+        async def failed_open() -> str | None:
+            try:
+                await o.pod(kube, probe_ns, f"p-{o.short_id()}", npus=0)
+            except KubeError as refused:  # the refusing entry's work
+                assert refused.status >= 400
+            text = await _apiserver_metrics(kube)
+            counted = ('apiserver_admission_webhook_fail_open_count{name="probe.pods.homing.io"' in text
+                       and 'name="refusing.pods.homing.io"' in text.split("apiserver_admission_webhook_rejection_count", 1)[-1])
+            return text if counted else None
+
+        text = await o.eventually(failed_open, timeout=30, what="a call failing open on the API server's /metrics")
+    finally:
+        await kube.request("DELETE", f"{api}/{name}")
+    types, samples = m.parse_metrics(text)
+    labels_of: dict[str, set[str]] = {}
+    for sample in samples:
+        labels_of.setdefault(m.family(sample.name, set(types)), set()).update(k for k, _ in sample.labels)
+    problems = []
+    for q in m.rule_queries():
+        for sel in m.selectors(q.expr):
+            if not sel.name.startswith(m.APISERVER_WEBHOOK):
+                continue
+            fam = m.family(sel.name, set(types))
+            wanted = {x.name for x in sel.matchers.matchers} | (m.grouping_labels(q.expr) - HISTOGRAM_LABELS)
+            if fam not in labels_of:
+                problems.append(f"{q.where}: {sel.name} not on the API server's /metrics")
+            elif not wanted <= labels_of[fam]:
+                problems.append(f"{q.where}: {sel.name} has no {sorted(wanted - labels_of[fam])}")
+    assert not problems, problems
