@@ -23,6 +23,7 @@ EPILOG = """examples:
   kubectl homing explain pod llama-train-worker-3 -n ai
   kubectl homing -n ai explain owner job/llama-train -o yaml
   kubectl homing owners -A
+  kubectl homing doctor -n ai     # is homing working here? what to fix
   homing run                      # the operator and its webhook (what the image runs)
 options go before or after the command; an option after it wins.
 exit codes: 0 done, 1 failed, 2 usage, 3 pod not in scope, 4 not found, 5 no permission"""
@@ -73,6 +74,11 @@ def parser(prog: str) -> argparse.ArgumentParser:
                    description="The owners (jobs, StatefulSets, ...) homing remembers homes for: ranks, pool homes, "
                                "home rate, last seen. Reads PlacementMemory objects (list).",
                    epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub.add_parser("doctor", parents=[common], help="check that homing works on this cluster, and say what to fix",
+                   description="Checks, with your rights, writing nothing: the webhook configuration and its CA, a "
+                               "dry-run accelerator pod in the namespace getting homing's decision, the pod-patch "
+                               "guard, and a replica leading. Exit code 1 when a check fails.",
+                   epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub.add_parser("version", parents=[common], help="print homing's version")
     return top
 
@@ -122,6 +128,19 @@ async def _explain(args: argparse.Namespace, warn: Callable[[str], None]) -> str
     return show(found, args.output, lambda: render.pod_text(found) if isinstance(found, PodExplanation) else render.owner_text(found))
 
 
+async def _doctor(args: argparse.Namespace, warn: Callable[[str], None]) -> tuple[str, bool]:
+    from homing.cli import connect, doctor
+    from homing.cli.settings import ClusterSettings
+
+    kube, default_namespace = await connect.connect(args.kubeconfig, args.context)
+    try:
+        settings = await ClusterSettings(kube, args.operator_namespace, warn)()
+        report = await doctor.run(kube, args.namespace or default_namespace, settings)
+    finally:
+        await kube.close()
+    return show(report, args.output, lambda: doctor.text(report)), report.healthy
+
+
 async def _owners(args: argparse.Namespace) -> str:
     from homing.cli import connect
     from homing.cli.owners import listed
@@ -166,6 +185,10 @@ def main(argv: list[str], prog: str = "homing") -> int:
         print(f"{prog} {args.command}: warning: {message}", file=sys.stderr)
 
     try:
+        if args.command == "doctor":
+            out, healthy = asyncio.run(_doctor(args, warn))
+            print(out)
+            return 0 if healthy else 1
         print(asyncio.run(_explain(args, warn) if args.command == "explain" else _owners(args)))
     except CliError as err:
         print(f"{prog} {args.command}: {err}", file=sys.stderr)
