@@ -240,7 +240,7 @@ SCHEMA = json.loads((CHART / "values.schema.json").read_text())
 CHART_OWNED = {
     "metrics_port", "health_port", "liveness_port",
     "webhook.port", "webhook.url", "webhook.service_name", "webhook.service_namespace", "webhook.configuration_name",
-    "webhook.manage_configuration", "webhook.tls_dir", "webhook.tls_secret", "webhook.timeout_seconds",
+    "webhook.manage_configuration", "webhook.tls_dir", "webhook.tls_secret", "webhook.mounted_tls_dir", "webhook.timeout_seconds",
     "webhook.namespace_selector", "webhook.object_selector",
     "replicas.namespace", "replicas.lease_name", "replicas.member_prefix", "replicas.identity",
     "deletion_cost.enabled", "topology.device_info", "topology.noded",
