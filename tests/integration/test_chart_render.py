@@ -139,8 +139,13 @@ def test_the_operator_writes_what_the_chart_installs(example: Path | None, monke
     role = by_key(objs)[("ClusterRole", "", cluster_name(release, namespace))]
     (hooks_rule,) = [r for r in role["rules"] if r["resources"] == ["mutatingwebhookconfigurations"]]
     assert hooks_rule["resourceNames"] == [settings.webhook.configuration_name]
-    tls = by_key(objs)[("Role", namespace, f"{fullname(release)}-tls")]
-    assert tls["rules"][0]["resourceNames"] == [settings.webhook.tls_secret]
+    if values["certManager"]["enabled"]:  # cert-manager's certificate, mounted: no Secret of its own
+        assert settings.webhook.mounted_tls_dir and settings.webhook.tls_secret is None
+        assert ("Role", namespace, f"{fullname(release)}-tls") not in by_key(objs)
+    else:
+        tls = by_key(objs)[("Role", namespace, f"{fullname(release)}-tls")]
+        assert tls["rules"][0]["resourceNames"] == [settings.webhook.tls_secret]
+        assert settings.webhook.mounted_tls_dir is None
     assert settings.replicas.lease_name == f"{fullname(release)}-leader"
     assert settings.deletion_cost.enabled is values["deletionCost"]["enabled"]
     assert (settings.topology.device_info, settings.topology.noded) == (values["mindcluster"]["enabled"],) * 2
@@ -228,9 +233,35 @@ def test_long_names_stay_dns_labels() -> None:
         assert len(name) <= 63 and re.fullmatch(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?", name), name
 
 
-def test_cert_manager_mode_is_refused_until_the_operator_can_serve_its_certificate() -> None:
-    result = helm("template", "homing", str(CHART), "--set", "certManager.enabled=true")
-    assert result.returncode != 0 and "cannot serve one that cert-manager issued" in result.stderr
+def test_cert_manager_mode_serves_cert_manager_s_certificate(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The operator serves the Secret the Certificate issues (mounted where its settings say),
+    makes no certificate of its own (no Secret rights), and cert-manager's injector writes the
+    caBundle from that Certificate; without an issuerRef the chart's own CA issues it."""
+    objs = rendered(None, "homing", "homing-system", "--set", "certManager.enabled=true")
+    kinds = [o["kind"] for o in objs]
+    assert (kinds.count("Issuer"), kinds.count("Certificate")) == (2, 2)
+    (serving,) = [o for o in objs if o["kind"] == "Certificate" and not o["spec"].get("isCA")]
+    (ca,) = [o for o in objs if o["kind"] == "Certificate" and o["spec"].get("isCA")]
+    ca_issuer = by_key(objs)[("Issuer", "homing-system", serving["spec"]["issuerRef"]["name"])]
+    assert ca_issuer["spec"]["ca"]["secretName"] == ca["spec"]["secretName"]
+    service = by_key(objs)[("Service", "homing-system", "homing-webhook")]["metadata"]["name"]
+    assert serving["spec"]["dnsNames"] == [f"{service}.homing-system.svc", f"{service}.homing-system.svc.cluster.local"]
+    hook = one(objs, "MutatingWebhookConfiguration")
+    assert hook["metadata"]["annotations"]["cert-manager.io/inject-ca-from"] == f"homing-system/{serving['metadata']['name']}"
+    settings = pod_settings(objs, monkeypatch, tmp_path)
+    pod = one(objs, "Deployment")["spec"]["template"]["spec"]
+    (mount,) = [m for m in container(objs)["volumeMounts"] if m["mountPath"] == settings.webhook.mounted_tls_dir]
+    (volume,) = [v for v in pod["volumes"] if v["name"] == mount["name"]]
+    assert volume["secret"]["secretName"] == serving["spec"]["secretName"]
+    assert settings.webhook.tls_secret is None
+    assert not [o for o in objs if o["kind"] == "Role" and any("secrets" in r["resources"] for r in o["rules"])]
+    theirs = rendered(CHART / "examples" / "cert-manager.yaml", "homing", "homing-system")
+    assert not [o for o in theirs if o["kind"] == "Issuer"]
+    (serving,) = [o for o in theirs if o["kind"] == "Certificate"]
+    assert serving["spec"]["issuerRef"] == {"name": "platform-ca", "kind": "ClusterIssuer", "group": "cert-manager.io"}
+    off = rendered(None, "homing", "homing-system")
+    assert not {"Issuer", "Certificate"} & {o["kind"] for o in off}
+    assert "annotations" not in one(off, "MutatingWebhookConfiguration")["metadata"]
 
 
 # -- values.schema.json -----------------------------------------------------------------------
@@ -311,6 +342,7 @@ def test_the_schema_accepts_the_example_settings_file() -> None:
         "networkPolicy.apiServer.cidrs[0].except={10.0.0.0/8}",  # an ipBlock needs its cidr
         "serviceMonitor.interval=often",
         "certManager.issuerRef.kind=Vault",
+        "certManager.issuerRef.kind=ClusterIssuer",  # an issuerRef needs its name
     ],
 )
 def test_the_schema_refuses(bad: str) -> None:

@@ -61,6 +61,16 @@ two long names that share a start still differ.
 {{- include "homing.fullname" . }}-webhook-tls
 {{- end }}
 
+{{/* cert-manager's Certificate for the webhook, and the Secret it issues into (certManager.enabled). */}}
+{{- define "homing.certificateName" -}}
+{{- include "homing.fullname" . }}-webhook-cert
+{{- end }}
+
+{{/* Where the operator's pods mount that Secret. */}}
+{{- define "homing.mountedTLSDir" -}}
+/etc/homing-tls
+{{- end }}
+
 {{- define "homing.image" -}}
 {{- $tag := .Values.image.tag | default .Chart.AppVersion }}
 {{- if .Values.image.digest }}
