@@ -7,13 +7,27 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin="${HOMING_BIN_DIR:-$here/.bin}"
 
+# The Kubernetes release a module pins, stamped into its programs as kind's are
+# (kind/build-k8s.sh): unstamped, the API server reports v0.0.0-master, and Helm refuses a
+# chart whose kubeVersion asks for a real release (charts/homing needs 1.30+).
+stamp_flags() {
+  local version minor flags="-s -w" p
+  version=$(cd "$1" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
+  minor=${version#v1.}; minor=${minor%%.*}
+  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    flags+=" -X $p.gitVersion=$version -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean"
+  done
+  echo "$flags"
+}
+
 # build <module folder> <output folder> <name=package>...
 build() {
   local folder="$1" out="$2"; shift 2
   local mod="$here/$folder"
   mkdir -p "$out"
-  local stamp="$out/.gomod.sha" want have
-  want=$(cat "$mod/go.mod" "$mod/go.sum" | sha256sum | cut -d' ' -f1)
+  local stamp="$out/.gomod.sha" want have flags
+  flags=$(stamp_flags "$mod")
+  want=$({ cat "$mod/go.mod" "$mod/go.sum"; echo "$flags"; } | sha256sum | cut -d' ' -f1)
   have=$(cat "$stamp" 2>/dev/null || true)
   for pair in "$@"; do
     local name=${pair%%=*} pkg=${pair#*=}
@@ -21,7 +35,7 @@ build() {
       continue
     fi
     echo "building $name from e2e/$folder (first run takes several minutes)" >&2
-    (cd "$mod" && go build -trimpath -ldflags='-s -w' -o "$out/$name" "$pkg")
+    (cd "$mod" && go build -trimpath -ldflags="$flags" -o "$out/$name" "$pkg")
   done
   echo "$want" > "$stamp"
 }

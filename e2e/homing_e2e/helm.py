@@ -33,7 +33,8 @@ def ok(result: subprocess.CompletedProcess[str]) -> str:
     return result.stdout
 
 
-def template(*args: str) -> list[dict[str, Any]]:
-    """Every object `helm template` renders (CRDs included), as a kubectl apply would get them."""
-    out = ok(helm("template", "homing", str(CHART), "--include-crds", *args))
+def template(*args: str, release: str = "homing", namespace: str = "homing-system") -> list[dict[str, Any]]:
+    """Every object `helm template` renders (CRDs included) for `release` in `namespace`, as a
+    kubectl apply would get them."""
+    out = ok(helm("template", release, str(CHART), "--namespace", namespace, "--include-crds", *args))
     return [doc for doc in yaml.safe_load_all(out) if doc]

@@ -19,10 +19,11 @@ kubectl=(kubectl_bin --kubeconfig "$kubeconfig")
 kubectl_bin() { "$root/e2e/.bin/kubectl" "$@"; }
 
 gateway=$(docker network inspect kind -f '{{range .IPAM.Config}}{{.Gateway}} {{end}}' | tr ' ' '\n' | grep -m1 '\.')
-# An in-cluster homing (make kind-install) would decide the tests' pods as well as theirs.
-if "${kubectl[@]}" get validatingwebhookconfiguration,mutatingwebhookconfiguration -o name 2>/dev/null | grep -q '/homing$'; then
+# An in-cluster homing (make kind-install, or kind-install-helm: the chart names its
+# configuration after the release namespace) would decide the tests' pods as well as theirs.
+if "${kubectl[@]}" get validatingwebhookconfiguration,mutatingwebhookconfiguration -o name 2>/dev/null | grep -qE '/homing$|/homing-system-homing$'; then
   echo "homing is installed in the cluster (make kind-install): remove it first, e.g." \
-       "kubectl delete -k e2e/.kind/install, or run make kind-e2e before make kind-install" >&2
+       "kubectl delete -k e2e/.kind/install or helm uninstall homing -n homing-system, or run make kind-e2e before make kind-install" >&2
   exit 1
 fi
 mapfile -t kind_nodes < <("$kind" get nodes --name "$name")

@@ -2,7 +2,9 @@
 # Installs homing on the kind cluster of kind-up.sh as a user would: the image of `make images`
 # loaded with `kind load docker-image`, then `kubectl apply -k` of install/ (the project's
 # manifests, image overridden), or with `install.sh helm`: `helm install` of charts/homing with
-# the same image (either one replaces the other: both own the same objects). Then checks what an install must give: both replicas Ready
+# the same image, release homing in homing-system (either one replaces the other: both run
+# homing there, under the same names but for the cluster-scoped ones, which the chart names
+# homing-system-homing...). Then checks what an install must give: both replicas Ready
 # (kubelet probes), Pod Security "restricted" enforced on homing-system, the webhook
 # configuration carrying the operator's CA, a decision on an accelerator pod, a deleted
 # StatefulSet rank coming back to its node, and no admission and no memory lost during a rolling
@@ -38,19 +40,31 @@ images:
   newTag: "$tag"
 YAML
 helm_owned() { [[ $("$k" -n $ns get deployment homing -o jsonpath='{.metadata.labels.app\.kubernetes\.io/managed-by}' 2>/dev/null) == Helm ]]; }
+# The namespace the release record is in (an older chart's release lived in default).
+release_ns() { "$k" -n $ns get deployment homing -o jsonpath='{.metadata.annotations.meta\.helm\.sh/release-namespace}'; }
 if [[ $how == kustomize ]]; then
-  if helm_owned; then say "removing the Helm release first"; "$helm" uninstall homing --namespace default --wait >/dev/null; fi
+  if helm_owned; then say "removing the Helm release first"; "$helm" uninstall homing --namespace "$(release_ns)" --wait >/dev/null; fi
   "$k" apply -k "$over" >/dev/null
   say "applied install/ with $image"
+  hook=homing
 else
-  # The chart makes homing-system itself; the release record lives in default.
   if "$k" -n $ns get deployment homing >/dev/null 2>&1 && ! helm_owned; then
     say "removing the kubectl apply -k install first"
     "$k" delete -k "$over" --ignore-not-found --wait=true >/dev/null
+  elif helm_owned && [[ $(release_ns) != "$ns" ]]; then
+    say "removing the release of the earlier chart (recorded in $(release_ns)) first"
+    "$helm" uninstall homing --namespace "$(release_ns)" --wait >/dev/null
   fi
-  "$helm" upgrade --install homing "$e2e/../charts/homing" --namespace default \
+  # The chart makes no namespace: made here with the Pod Security labels the kustomize
+  # install's namespace.yaml carries (docs/helm.md), then the release in it.
+  "$k" create namespace $ns --dry-run=client -o yaml | "$k" apply -f - >/dev/null
+  "$k" label namespace $ns --overwrite >/dev/null \
+    pod-security.kubernetes.io/enforce=restricted pod-security.kubernetes.io/enforce-version=latest \
+    pod-security.kubernetes.io/warn=restricted pod-security.kubernetes.io/audit=restricted
+  "$helm" upgrade --install homing "$e2e/../charts/homing" --namespace $ns \
     --set image.repository=homing --set image.tag="$tag" >/dev/null
   say "helm installed charts/homing with $image"
+  hook=$ns-homing  # the chart's cluster-scoped names carry the release namespace
 fi
 # Rolled out, or failed early: a crash-looping replica shows its last log.
 for i in $(seq 150); do
@@ -79,7 +93,7 @@ say "Pod Security restricted enforced on $ns"
 
 # The operator patches its CA into the webhook configuration (the manifest ships none).
 for i in $(seq 60); do
-  ca=$("$k" get mutatingwebhookconfiguration homing -o jsonpath='{.webhooks[*].clientConfig.caBundle}')
+  ca=$("$k" get mutatingwebhookconfiguration "$hook" -o jsonpath='{.webhooks[*].clientConfig.caBundle}')
   [[ -n $ca ]] && break; sleep 2
 done
 [[ -n $ca ]] || fail "no caBundle in the webhook configuration"

@@ -3,7 +3,7 @@ optional YAML file (a mounted ConfigMap, path in HOMING_CONFIG_FILE) over defaul
 Defaults work on a plain cluster with no Ascend software."""
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
@@ -175,6 +175,11 @@ class Webhook(BaseModel):
     # leaves the webhook configuration's caBundle to whoever injects it (cert-manager's cainjector).
     mounted_tls_dir: str | None = None
     timeout_seconds: int = 2  # timeoutSeconds in the webhook configuration
+    # Label selectors ({"matchLabels": ..., "matchExpressions": [...]}) added to the ones scope
+    # gives each entry of the webhook configuration: a namespace (a pod) must match both, so
+    # these only narrow which pods the API server sends (e.g. never kube-system's).
+    namespace_selector: dict[str, Any] = Field(default_factory=dict)  # added to each entry's namespaceSelector
+    object_selector: dict[str, Any] = Field(default_factory=dict)  # added to each entry's objectSelector
     deadline_seconds: float = 0.25  # internal budget, well under timeout_seconds
     # cert-manager's shape: a CA signs a short-lived serving certificate; each is renewed
     # after two thirds of its life, while running (certplan.py).

@@ -99,6 +99,8 @@ def kind(path: Path_) -> str:
         return "number"
     if isinstance(default, list):
         return "list"
+    if isinstance(default, dict):
+        return "mapping"
     return "str"  # strings and unset-by-default fields
 
 
@@ -187,6 +189,12 @@ def parse_token(token: str, path: Path_) -> Any:
         except yaml.YAMLError:
             return NOTHING
         return loaded if isinstance(loaded, list) else NOTHING
+    if k == "mapping":  # a label selector, stated as YAML ({} by default)
+        try:
+            loaded = yaml.safe_load(token)
+        except yaml.YAMLError:
+            return NOTHING
+        return loaded if isinstance(loaded, dict) else NOTHING
     if k in ("seconds", "bytes", "number"):
         found = QUANTITY.match(token)
         if not found:
@@ -456,7 +464,7 @@ def unknown_keys(data: Any, model: type[BaseModel] = Settings, prefix: str = "")
 
 def settings_documents(block: str) -> Iterator[dict[str, Any]]:
     """The settings files in a YAML block: a settings file itself, a ConfigMap's config.yaml,
-    Helm values' `settings:`."""
+    Helm values' `config:`."""
     try:
         docs = list(yaml.safe_load_all(block))
     except yaml.YAMLError:
@@ -468,8 +476,8 @@ def settings_documents(block: str) -> Iterator[dict[str, Any]]:
             inner = yaml.safe_load(doc["data"]["config.yaml"]) or {}
             if isinstance(inner, dict):
                 yield inner
-        elif isinstance(doc.get("settings"), dict):
-            yield doc["settings"]
+        elif isinstance(doc.get("config"), dict):
+            yield doc["config"]
         elif any(k in SECTIONS for k in doc) and all(k in Settings.model_fields for k in doc if k not in ("apiVersion", "kind")):
             yield doc
 

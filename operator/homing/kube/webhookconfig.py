@@ -27,6 +27,7 @@ def configuration(settings: Settings, ca_pem: bytes | None) -> dict[str, Any]:
     opted_out = {"key": s.pod_label, "operator": "NotIn", "values": ["false"]}
 
     def entry(name: str, namespaces: dict[str, Any], objects: dict[str, Any]) -> dict[str, Any]:
+        namespaces, objects = narrowed(namespaces, w.namespace_selector), narrowed(objects, w.object_selector)
         return {
             "name": name,
             "admissionReviewVersions": ["v1"],
@@ -62,6 +63,21 @@ def configuration(settings: Settings, ca_pem: bytes | None) -> dict[str, Any]:
         "metadata": {"name": w.configuration_name, "labels": {"app.kubernetes.io/name": "homing"}},
         "webhooks": webhooks,
     }
+
+
+def narrowed(selector: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """Both label selectors at once: their matchLabels and matchExpressions together (a label
+    both name keeps the scope's value, so the extra one never widens the scope)."""
+    if not extra:
+        return selector
+    out = dict(selector)
+    labels = {**(extra.get("matchLabels") or {}), **(selector.get("matchLabels") or {})}
+    expressions = [*(selector.get("matchExpressions") or []), *(extra.get("matchExpressions") or [])]
+    if labels:
+        out["matchLabels"] = labels
+    if expressions:
+        out["matchExpressions"] = expressions
+    return out
 
 
 FIELD_MANAGER = "homing"  # the manager homing's writes are recorded under (managedFields)
