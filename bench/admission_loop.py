@@ -52,7 +52,7 @@ async def busy() -> None:
 async def server(kind: str, busy_tasks: int, port: int) -> None:
     import kopf
 
-    from homing.kube.admission_server import AdmissionServer
+    from homing.kube.admission.admission_server import AdmissionServer
 
     for _ in range(busy_tasks):
         asyncio.ensure_future(busy())

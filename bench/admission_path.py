@@ -34,10 +34,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
 from homing.config import Settings  # noqa: E402
 from homing.engine.memory.index import MemoryIndex  # noqa: E402
 from homing.engine.model import Health, NodeState, OwnerRef  # noqa: E402
-from homing.kube import handlers, logs  # noqa: E402
-from homing.kube.admission_server import WEBHOOK_ID, answer_review  # noqa: E402
-from homing.kube.admitter import Admitter  # noqa: E402
-from homing.kube.cluster import ClusterState  # noqa: E402
+from homing.kube import handlers  # noqa: E402
+from homing.kube.admission.admission_server import WEBHOOK_ID, answer_review  # noqa: E402
+from homing.kube.admission.admitter import Admitter  # noqa: E402
+from homing.kube.signals import logs
+from homing.kube.state.cluster import ClusterState  # noqa: E402
 from homing_e2e.cluster import BIN_DIR, LocalControlPlane  # noqa: E402
 from homing_e2e.tidal_schedulers import pod_spec  # noqa: E402
 

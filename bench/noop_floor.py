@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import scale_measure as m  # noqa: E402
 from homing.config import Settings  # noqa: E402
-from homing.kube import webhookconfig  # noqa: E402
+from homing.kube.admission import webhookconfig  # noqa: E402
 from homing.kube.client import Kube  # noqa: E402
 from homing_e2e.cluster import BIN_DIR, free_port  # noqa: E402
 from homing_e2e.pki import serving_pair  # noqa: E402

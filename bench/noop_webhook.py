@@ -21,7 +21,7 @@ import ssl
 import aiohttp.web
 from prometheus_client import start_http_server
 
-from homing.kube.selfhealth import LoopLagMonitor
+from homing.kube.health.selfhealth import LoopLagMonitor
 
 NO_NODE = "homing-floor-no-such-node"
 TERM = {"weight": 1, "preference": {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": [NO_NODE]}]}}

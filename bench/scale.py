@@ -49,7 +49,7 @@ import scale_chart  # noqa: E402
 import scale_cluster as fill  # noqa: E402
 import scale_measure as m  # noqa: E402
 from homing.kube.client import Kube  # noqa: E402
-from homing.kube.reflector import Reflector  # noqa: E402
+from homing.kube.watch.reflector import Reflector  # noqa: E402
 from homing.placementmemory import GROUP, PLURAL, VERSION, belonging, merge, read_object, shard_name  # noqa: E402
 from homing_e2e import objects, volcano  # noqa: E402
 from homing_e2e.cluster import LocalControlPlane, build_binaries  # noqa: E402

@@ -20,7 +20,7 @@ import yaml
 from homing.engine.cluster.health import UNHEALTHY_TAINTS
 from homing.engine.replicas.deletion_cost import ANNOTATION as DELETION_COST, is_mark
 from homing.kube.client import MERGE_PATCH, Kube, KubeError
-from homing.kube.reflector import Reflector
+from homing.kube.watch.reflector import Reflector
 from homing_e2e import kube_gangs, objects as o
 from homing_e2e.cluster import LocalControlPlane, free_port
 from homing_e2e.imagecache import ImageCache

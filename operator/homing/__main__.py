@@ -19,7 +19,8 @@ def main() -> None:
 
 
 def run() -> None:
-    from homing.kube import handlers, logs  # noqa: F401  (registers the kopf handlers)
+    from homing.kube import handlers  # noqa: F401  (registers the kopf handlers)
+    from homing.kube.signals import logs
 
     settings = Settings()  # refuses bad weights before anything starts
     logs.configure(settings.log_level)
@@ -30,7 +31,7 @@ def run() -> None:
 async def operate(ready_port: int, liveness_port: int, drain_seconds: float) -> None:
     """kopf, serving liveness from homing's probe; homing's /readyz beside it (kopf has no
     readiness) and the event-loop lag monitor."""
-    from homing.kube import gcpause, selfhealth
+    from homing.kube.health import gcpause, selfhealth
 
     gcpause.watch()
     ready = await selfhealth.serve_ready("0.0.0.0", ready_port, drain_seconds=drain_seconds)

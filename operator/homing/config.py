@@ -66,7 +66,7 @@ class DeletionCost(BaseModel):
     enabled: bool = True  # the leader marks such replicas (and unmarks them)
     interval_seconds: float = Field(default=1.0, gt=0)  # how often the leader compares marks with claims
     max_patches_per_second: int = Field(default=20, gt=0)  # the rate bound of its pod patches
-    # How often the leader proves the pod-patch guard is in force (kube/patch_guard.py) with a
+    # How often the leader proves the pod-patch guard is in force (kube/leader/patch_guard.py) with a
     # dry-run patch: at its first mark, then this often.
     guard_check_seconds: float = Field(default=3600, gt=0)
 

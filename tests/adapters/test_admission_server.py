@@ -20,8 +20,11 @@ import pytest
 from prometheus_client import REGISTRY
 
 from homing.config import Webhook
-from homing.kube import admission_server, admitter as admitter_module, handlers, metrics, tls
-from homing.kube.admission_server import WEBHOOK_ID, AdmissionServer, hand_back, with_patch
+from homing.kube import handlers
+from homing.kube.admission import admission_server, admitter as admitter_module
+from homing.kube.admission.admission_server import WEBHOOK_ID, AdmissionServer, hand_back, with_patch
+from homing.kube.certs import tls
+from homing.kube.signals import metrics
 
 from .test_admitter import admitter, rank0
 from .wire import POD_RESOURCE

@@ -11,8 +11,8 @@ from tests.engine.helpers import NOW, owner, pod
 from homing.config import Settings
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import Health, NodeState
-from homing.kube.admitter import Admitter
-from homing.kube.cluster import ClusterState
+from homing.kube.admission.admitter import Admitter
+from homing.kube.state.cluster import ClusterState
 
 JOB = owner(kind="Job", name="train")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from homing.kube.certplan import Kept, Lifetime, Policy, Step, plan
+from homing.kube.certs.certplan import Kept, Lifetime, Policy, Step, plan
 
 POLICY = Policy(propagation_seconds=5, reload_seconds=20)
 CA = Lifetime(issued=0, expires=3000)  # renew at 2000

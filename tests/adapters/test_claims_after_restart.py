@@ -1,6 +1,6 @@
 """A restarted or newly elected leader keeps the scale-in marks that were correct before it
 (issue 41, behaviour.md "Claimed homes" and "Deletion cost"). The start-up here is the
-operator's own (kube/startup.py: every kind listed, the PlacementMemory loaded, the pods
+operator's own (kube/watch/startup.py: every kind listed, the PlacementMemory loaded, the pods
 listed) against an in-process stand-in for the API server that holds what the old leader
 left: its PlacementMemory, the pods, and the mark it wrote on the replica on a claimed home."""
 from __future__ import annotations
@@ -13,13 +13,14 @@ import pytest
 from homing.config import Settings
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.replicas.deletion_cost import ANNOTATION, is_mark
-from homing.kube import gcpause, startup, watches
 from homing.kube.client import KubeError
-from homing.kube.cluster import ClusterState
-from homing.kube.deletion_marks import DeletionMarks
-from homing.kube.pods import PodObserver
+from homing.kube.health import gcpause
+from homing.kube.leader.deletion_marks import DeletionMarks
 from homing.kube.runtime import Runtime
-from homing.kube.store import Store
+from homing.kube.state.cluster import ClusterState
+from homing.kube.state.pods import PodObserver
+from homing.kube.store.store import Store
+from homing.kube.watch import startup, watches
 
 from .test_store_writes import COLLECTION, FakeKube
 

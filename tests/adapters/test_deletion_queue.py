@@ -6,8 +6,8 @@ from __future__ import annotations
 from homing.config import Settings
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.replicas.deletion_cost import Queued
-from homing.kube.cluster import ClusterState
-from homing.kube.pods import PodObserver
+from homing.kube.state.cluster import ClusterState
+from homing.kube.state.pods import PodObserver
 
 
 def podgroup(name: str, created: str) -> dict:

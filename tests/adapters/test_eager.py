@@ -7,7 +7,7 @@ import contextvars
 
 import pytest
 
-from homing.kube import eager
+from homing.kube.admission import eager
 
 VAR: contextvars.ContextVar[str] = contextvars.ContextVar("eager_test", default="outside")
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import asyncio
 
 from homing.config import Events
-from homing.kube import metrics
-from homing.kube.events import EventPoster
+from homing.kube.signals import metrics
+from homing.kube.signals.events import EventPoster
 
 
 class Recording:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from homing.config import Settings
 from homing.engine.identity import resolve_owner
 from homing.engine.identity.frameworks import JOBSET_KIND, LWS_KIND
-from homing.kube.cluster import ClusterState
-from homing.kube.frameworkwatch import JobSets, LeaderWorkerSets
-from homing.kube.watches import CLUSTER_KINDS, Kind, Watched
+from homing.kube.state.cluster import ClusterState
+from homing.kube.watch.frameworkwatch import JobSets, LeaderWorkerSets
+from homing.kube.watch.watches import CLUSTER_KINDS, Kind, Watched
 from homing_e2e import framework_pods as fp
 
 NS = "team-a"

@@ -8,7 +8,7 @@ import pytest
 from prometheus_client import REGISTRY
 
 from homing.engine.memory.entries import RankEntry
-from homing.kube import gcpause
+from homing.kube.health import gcpause
 
 
 @pytest.fixture

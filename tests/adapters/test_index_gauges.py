@@ -5,8 +5,8 @@ from __future__ import annotations
 from homing.engine.memory.index import LivePod, MemoryIndex
 from homing.engine.memory.loads import Burst, Load
 from homing.engine.model import OwnerRef
-from homing.kube import metrics
-from homing.kube.upkeep import index_gauges
+from homing.kube.signals import metrics
+from homing.kube.store.upkeep import index_gauges
 
 JOB = OwnerRef(api_version="batch.volcano.sh/v1alpha1", kind="Job", name="j", namespace="ns", uid="g-job")
 POOL = OwnerRef(api_version="apps/v1", kind="Deployment", name="d", namespace="ns", uid="g-pool")

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from homing.kube.lister import Slicer
+from homing.kube.watch.lister import Slicer
 
 
 class FakeClock:

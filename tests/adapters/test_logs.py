@@ -8,7 +8,7 @@ import sys
 
 SCRIPT = """
 import logging
-from homing.kube import logs
+from homing.kube.signals import logs
 logs.configure("info")
 log = logs.get("homing.admission")
 log.debug("hidden", owner="o")
@@ -35,7 +35,7 @@ def test_homing_and_kopf_lines_are_json_at_the_configured_level():
 
 
 def test_a_misspelt_level_logs_at_info_and_says_so():
-    script = ("from homing.kube import logs\nlogs.configure('verbose')\n"
+    script = ("from homing.kube.signals import logs\nlogs.configure('verbose')\n"
               "logs.get('homing').debug('hidden')\nlogs.get('homing').info('shown')\n")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60).stdout
     lines = [json.loads(line) for line in out.splitlines() if line.strip()]

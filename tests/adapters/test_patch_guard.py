@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from homing.config import Settings
 from homing.engine.replicas.deletion_cost import MARK, Mark
-from homing.kube import metrics
 from homing.kube.client import KubeError
-from homing.kube.deletion_marks import DeletionMarks
-from homing.kube.patch_guard import Verdict
+from homing.kube.leader.deletion_marks import DeletionMarks
+from homing.kube.leader.patch_guard import Verdict
+from homing.kube.signals import metrics
 
 PROBE = Mark(uid="u1", namespace="ns", name="infer-1", node="n0", value=MARK, claimant="ns/train")
 

@@ -3,8 +3,8 @@ a node deleted while the node watch was away must not stay in the snapshot."""
 from __future__ import annotations
 
 from homing.config import Settings
-from homing.kube.cluster import ClusterState
-from homing.kube.watches import CLUSTER_KINDS, Watched
+from homing.kube.state.cluster import ClusterState
+from homing.kube.watch.watches import CLUSTER_KINDS, Watched
 
 KINDS = {k.name: k for k in CLUSTER_KINDS}
 

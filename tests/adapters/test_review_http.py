@@ -311,7 +311,7 @@ def test_any_bytes_split_anywhere_are_answered_or_closed_within_the_timeouts(sha
 
 def _read(pieces: list[bytes]) -> list:
     """What review_http makes of a connection's bytes fed in these pieces, answering each request as the server does."""
-    from homing.kube.review_http import Exchange, Limits, Refusal
+    from homing.kube.admission.review_http import Exchange, Limits, Refusal
 
     exchange, out = Exchange(Limits(head_bytes=16 * 1024, headers=64, body_bytes=64 * 1024)), []
     for piece in pieces:

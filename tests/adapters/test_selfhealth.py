@@ -13,9 +13,10 @@ import kopf
 import pytest
 from prometheus_client import REGISTRY
 
-from homing.kube import handlers, selfhealth
-from homing.kube.reflector import Reflector
-from homing.kube.selfhealth import LoopLagMonitor, Supervisor, serve_ready
+from homing.kube import handlers
+from homing.kube.health import selfhealth
+from homing.kube.health.selfhealth import LoopLagMonitor, Supervisor, serve_ready
+from homing.kube.watch.reflector import Reflector
 
 
 def sample(name: str, labels: dict[str, str] | None = None) -> float:

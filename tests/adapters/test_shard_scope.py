@@ -9,11 +9,11 @@ import pytest
 
 from homing.config import Settings
 from homing.engine.memory.index import MemoryIndex
-from homing.kube.cluster import ClusterState
-from homing.kube.pods import PodObserver
+from homing.kube.admission.webhookconfig import configuration
 from homing.kube.runtime import Runtime
-from homing.kube.store import Store
-from homing.kube.webhookconfig import configuration
+from homing.kube.state.cluster import ClusterState
+from homing.kube.state.pods import PodObserver
+from homing.kube.store.store import Store
 from homing.placementmemory import encode, resource_body, snapshot
 
 from .test_store_writes import FakeKube, small_owner
@@ -109,7 +109,7 @@ class RecordingKube:
 
 
 async def test_a_shards_replicas_count_only_each_other():
-    from homing.kube.replicas import MEMBER_LABEL, Replicas
+    from homing.kube.leader.replicas import MEMBER_LABEL, Replicas
 
     kube = RecordingKube()
     replicas = Replicas(kube, shard("a"))

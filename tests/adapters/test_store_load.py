@@ -10,8 +10,8 @@ import pytest
 from structlog.testing import capture_logs
 
 from homing.engine.memory.index import MemoryIndex
-from homing.kube import loader as loader_module
-from homing.kube.store import Store
+from homing.kube.store import loader as loader_module
+from homing.kube.store.store import Store
 from homing.placementmemory import legacy_status, resource_body, resource_name
 
 from .test_store_writes import FakeKube, assert_same_memory, big_owner, dirty_index, errors_total, small_owner

@@ -18,9 +18,9 @@ from homing import placementmemory
 from homing.engine.memory.entries import FaultMark, OwnerMemory, PoolEntry, RankEntry, Stats
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import OwnerRef
-from homing.kube import loader as loader_module, store as store_module
 from homing.kube.client import KubeError
-from homing.kube.store import Store
+from homing.kube.store import loader as loader_module, store as store_module
+from homing.kube.store.store import Store
 from homing.placementmemory import resource_name
 
 MIB = 1024 * 1024

@@ -10,10 +10,10 @@ from tests.engine.helpers import NOW
 from homing.config import Settings
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import Health, NodeState
-from homing.kube.admitter import Admitter
-from homing.kube.cluster import ClusterState
-from homing.kube.deletion_marks import DeletionMarks
-from homing.kube.pods import PodObserver
+from homing.kube.admission.admitter import Admitter
+from homing.kube.leader.deletion_marks import DeletionMarks
+from homing.kube.state.cluster import ClusterState
+from homing.kube.state.pods import PodObserver
 
 A, B = "team-a", "team-b"
 NPU = "huawei.com/Ascend910"

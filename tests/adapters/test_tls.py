@@ -8,8 +8,8 @@ import ssl
 import pytest
 from cryptography import x509
 
-from homing.kube import tls
-from homing.kube.certstore import serving_context
+from homing.kube.certs import tls
+from homing.kube.certs.certstore import serving_context
 
 HOSTS = ["homing-webhook.homing-system.svc", "localhost", "127.0.0.1"]
 

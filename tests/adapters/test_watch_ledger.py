@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from homing.kube.watchledger import Ledger, newer
+from homing.kube.watch.watchledger import Ledger, newer
 
 
 def obj(uid: str, version: int | str) -> dict:

@@ -1,5 +1,5 @@
 """What homing writes to bring the installed webhook configuration back to what it wants
-(kube/webhookconfig.py `repairs`): its own fields only, each whole, guarded by the version read.
+(kube/admission/webhookconfig.py `repairs`): its own fields only, each whole, guarded by the version read.
 The API server applying them is in tests/integration/test_webhook_configuration.py."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import jsonpatch
 import pytest
 
 from homing.config import Settings
-from homing.kube.webhookconfig import configuration, repairs
+from homing.kube.admission.webhookconfig import configuration, repairs
 
 CA = b"-----BEGIN CERTIFICATE-----\nca\n-----END CERTIFICATE-----\n"
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from homing.config import Settings
-from homing.kube.webhookconfig import configuration, narrowed
+from homing.kube.admission.webhookconfig import configuration, narrowed
 
 NOT_KUBE_SYSTEM = {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system"]}
 NOT_SKIPPED = {"key": "example.com/skip", "operator": "DoesNotExist"}

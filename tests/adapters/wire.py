@@ -17,7 +17,7 @@ import h11
 import orjson
 
 from homing.config import Webhook
-from homing.kube.admission_server import WEBHOOK_ID, AdmissionServer
+from homing.kube.admission.admission_server import WEBHOOK_ID, AdmissionServer
 
 POD_RESOURCE = {"group": "", "version": "v1", "resource": "pods"}
 

@@ -6,7 +6,7 @@ import re
 
 from prometheus_client import REGISTRY
 
-import homing.kube.metrics  # noqa: F401  (registers every metric)
+import homing.kube.signals.metrics  # noqa: F401  (registers every metric)
 
 from .prose import ROOT
 

@@ -119,7 +119,7 @@ def test_the_engine_keeps_the_import_contract():
 def test_the_contract_check_can_fail():
     graph = {"homing.engine.memory.index": {"homing.engine.placement.displacement"},
              "homing.engine.placement.decide": {"homing.kube.client", "homing.engine.memory.index"},
-             "homing.kube.pods": {"homing.engine.placement.decide"}}
+             "homing.kube.state.pods": {"homing.engine.placement.decide"}}
     assert broken_contract(graph) == [("homing.engine.memory.index", "homing.engine.placement.displacement"),
                                       ("homing.engine.placement.decide", "homing.kube.client")]
 

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from homing.config import Settings
-from homing.kube.webhookconfig import configuration
+from homing.kube.admission.webhookconfig import configuration
 from homing_e2e.chart_objects import (
     CLUSTER_SCOPED,
     EXAMPLES,

@@ -13,9 +13,9 @@ import pytest
 import yaml
 
 from homing.engine.replicas.deletion_cost import ANNOTATION, MARK, is_mark
-from homing.kube import patch_guard
 from homing.kube.client import MERGE_PATCH, Kube
-from homing.kube.patch_guard import Verdict
+from homing.kube.leader import patch_guard
+from homing.kube.leader.patch_guard import Verdict
 from homing_e2e import objects as o
 from homing_e2e.kubectl import kubectl
 
@@ -271,7 +271,7 @@ async def kube_as_homing(kubeconfig: Path) -> AsyncIterator[Kube]:
 
 
 async def test_the_guard_self_check_sees_the_policy_in_force(kube: Kube, kube_as_homing: Kube, ns: str, policy_applied: None):
-    """The leader's dry-run probe (kube/patch_guard.py) against the real API server: with the
+    """The leader's dry-run probe (kube/leader/patch_guard.py) against the real API server: with the
     policy applied, the patch outside the band is refused, and nothing was written."""
     await o.pod(kube, ns, "p", npus=0)
     await _in_force(kube, ns, "p")

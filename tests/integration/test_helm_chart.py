@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from homing.config import Settings
+from homing.kube.admission.webhookconfig import configuration
 from homing.kube.client import Kube, KubeError
-from homing.kube.webhookconfig import configuration
 from homing_e2e import objects as o
 from homing_e2e.chart_objects import cluster_name, fullname
 from homing_e2e.cluster import build_binaries

@@ -88,7 +88,7 @@ def test_webhook_manifest_is_generated() -> None:
 
 
 def test_webhook_manifest_is_what_the_operator_writes() -> None:
-    from homing.kube.webhookconfig import configuration
+    from homing.kube.admission.webhookconfig import configuration
 
     assert yaml.safe_load((MANIFESTS / "base" / "webhook.yaml").read_text()) == configuration(Settings(), None)
 

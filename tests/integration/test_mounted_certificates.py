@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from cryptography import x509
 
-from homing.kube import tls
+from homing.kube.certs import tls
 from homing.kube.client import Kube
 from homing_e2e import objects as o
 from homing_e2e.operator_process import OperatorProcess, webhook_host

@@ -9,8 +9,8 @@ import time
 import pytest
 
 from homing.kube.client import Kube
-from homing.kube.reflector import Reflector
-from homing.kube.selfhealth import Supervisor
+from homing.kube.health.selfhealth import Supervisor
+from homing.kube.watch.reflector import Reflector
 from homing_e2e import objects
 
 pytestmark = pytest.mark.cluster

@@ -12,12 +12,13 @@ import pytest
 from homing.config import Settings
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import OwnerRef
-from homing.kube import metrics, upkeep
 from homing.kube.client import Kube
+from homing.kube.health.selfhealth import Supervisor
 from homing.kube.runtime import Runtime
-from homing.kube.selfhealth import Supervisor
-from homing.kube.store import Store
-from homing.kube.upkeep import Sweeper
+from homing.kube.signals import metrics
+from homing.kube.store import upkeep
+from homing.kube.store.store import Store
+from homing.kube.store.upkeep import Sweeper
 from homing_e2e import objects as o
 
 pytestmark = pytest.mark.cluster

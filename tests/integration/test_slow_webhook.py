@@ -8,7 +8,7 @@ import time
 import pytest
 
 from homing.config import Settings
-from homing.kube.webhookconfig import configuration
+from homing.kube.admission.webhookconfig import configuration
 from homing_e2e import objects as o
 from homing_e2e.cluster import free_port
 from homing_e2e.operator_process import webhook_host

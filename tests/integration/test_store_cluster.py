@@ -15,7 +15,7 @@ from homing.engine.memory.entries import FaultMark, OwnerMemory, PoolEntry, Rank
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import OwnerRef
 from homing.kube.client import MERGE_PATCH, KubeError
-from homing.kube.store import Store
+from homing.kube.store.store import Store
 from homing.placementmemory import legacy_status, resource_body, resource_name
 from homing_e2e import objects as o
 

@@ -11,7 +11,7 @@ import pytest
 from homing.config import Settings, Watching
 from homing.kube.client import Kube
 from homing.kube.runtime import Runtime
-from homing.kube.watches import Kind, Watched, Watches
+from homing.kube.watch.watches import Kind, Watched, Watches
 from homing_e2e import objects as o
 
 pytestmark = pytest.mark.cluster

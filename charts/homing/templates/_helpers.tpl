@@ -119,7 +119,7 @@ follow it exactly as the operator does.
 {{- end }}
 
 {{/*
-A label selector narrowed by another (homing.kube.webhookconfig.narrowed): both selectors'
+A label selector narrowed by another (homing.kube.admission.webhookconfig.narrowed): both selectors'
 matchLabels and matchExpressions, the first's label value kept where both name a label.
 Takes (list SELECTOR EXTRA).
 */}}

@@ -20,7 +20,7 @@ from urllib.parse import quote
 from homing.config import Settings
 from homing.engine.identity.scope import DECISION_ANNOTATION
 from homing.kube.client import Kube, KubeError
-from homing.kube.patch_guard import policies_served
+from homing.kube.leader.patch_guard import policies_served
 
 GUARD = "homing-pod-deletion-cost"  # manifests/base/pod-deletion-cost-policy.yaml
 WEBHOOKS = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"

@@ -12,15 +12,20 @@ import jsonpatch
 import kopf
 
 from homing.config import Settings
-from homing.kube import certstore, drain, kopf_settings, logs, metrics, selfhealth, startup, upkeep, watches, webhookconfig
-from homing.kube.admission_server import WEBHOOK_ID, AdmissionServer, hand_back
+from homing.kube.admission import drain, webhookconfig
+from homing.kube.admission.admission_server import WEBHOOK_ID, AdmissionServer, hand_back
+from homing.kube.certs import certstore
 from homing.kube.client import Kube, KubeError
-from homing.kube.deletion_marks import DeletionMarks
-from homing.kube.deviceinfo import DeviceInfoCopier
-from homing.kube.events import EventPoster
-from homing.kube.replicas import Replicas
+from homing.kube.health import selfhealth
+from homing.kube.leader.deletion_marks import DeletionMarks
+from homing.kube.leader.replicas import Replicas
 from homing.kube.runtime import Runtime
-from homing.kube.store import Store
+from homing.kube.signals import logs, metrics
+from homing.kube.signals.events import EventPoster
+from homing.kube.state.deviceinfo import DeviceInfoCopier
+from homing.kube.store import upkeep
+from homing.kube.store.store import Store
+from homing.kube.watch import kopf_settings, startup, watches
 
 log = logs.get("homing.kube")
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 from homing.config import Settings
 from homing.engine.memory.image_runs import ImageRuns
 from homing.engine.memory.index import MemoryIndex
-from homing.kube.admitter import Admitter
-from homing.kube.cluster import ClusterState
-from homing.kube.events import EventPoster
-from homing.kube.pods import PodObserver
-from homing.kube.store import Store
-from homing.kube.upkeep import forget_namespace
+from homing.kube.admission.admitter import Admitter
+from homing.kube.signals.events import EventPoster
+from homing.kube.state.cluster import ClusterState
+from homing.kube.state.pods import PodObserver
+from homing.kube.store.store import Store
+from homing.kube.store.upkeep import forget_namespace
 
 
 class Runtime:

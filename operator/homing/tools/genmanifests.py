@@ -1,7 +1,7 @@
 """Writes the generated install manifests: `python -m homing.tools.genmanifests [DIR]`.
 
 Only manifests/base/webhook.yaml is generated: the MutatingWebhookConfiguration the operator
-itself would write (homing.kube.webhookconfig.configuration), rendered from the
+itself would write (homing.kube.admission.webhookconfig.configuration), rendered from the
 default settings and without a caBundle, which the operator patches in at start-up.
 A test keeps the file and this output equal."""
 from __future__ import annotations
@@ -12,10 +12,10 @@ from pathlib import Path
 import yaml
 
 from homing.config import Settings
-from homing.kube.webhookconfig import configuration
+from homing.kube.admission.webhookconfig import configuration
 
 WEBHOOK_HEADER = (
-    "# Generated from operator/homing/kube/webhookconfig.py by `make manifests`. Do not edit.\n"
+    "# Generated from operator/homing/kube/admission/webhookconfig.py by `make manifests`. Do not edit.\n"
     "# No caBundle: the operator makes its own CA at start-up and patches it in.\n"
 )
 

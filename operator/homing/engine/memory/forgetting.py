@@ -1,5 +1,5 @@
 """Which owners to forget (behaviour.md "Memory": the TTL and the size bound): plain functions
-of the index, the sweeper (kube/upkeep.py) forgets what they name."""
+of the index, the sweeper (kube/store/upkeep.py) forgets what they name."""
 from __future__ import annotations
 
 import heapq

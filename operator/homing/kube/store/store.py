@@ -15,10 +15,11 @@ from typing import Any
 from homing.engine.memory.entries import OwnerMemory
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import OwnerRef
-from homing.kube import loader, logs, metrics
 from homing.kube.client import MERGE_PATCH, Kube, KubeError
-from homing.kube.loader import ENCODE_INLINE
-from homing.kube.retries import NamespaceGone, Retry, SchemaOutdated, backoff, namespace_gone
+from homing.kube.signals import logs, metrics
+from homing.kube.store import loader
+from homing.kube.store.loader import ENCODE_INLINE
+from homing.kube.watch.retries import NamespaceGone, Retry, SchemaOutdated, backoff, namespace_gone
 from homing.placementmemory import GROUP, PLURAL, STATUS_BUDGET, VERSION, Encoded, encode, resource_body, shard_name, snapshot
 
 log = logs.get("homing.store")

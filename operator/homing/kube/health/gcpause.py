@@ -9,7 +9,7 @@ import gc
 import time
 from typing import Any
 
-from homing.kube import logs, metrics
+from homing.kube.signals import logs, metrics
 
 log = logs.get("homing.gc")
 

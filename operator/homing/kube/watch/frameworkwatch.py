@@ -9,8 +9,8 @@ from typing import Any
 from homing.engine.identity.frameworks import JOBSET_KIND, LWS_KIND, FrameworkIndex
 from homing.engine.identity.owner import controller_ref
 from homing.engine.model import OwnerRef
-from homing.kube import logs
-from homing.kube.cluster import never_raises
+from homing.kube.signals import logs
+from homing.kube.state.cluster import never_raises
 
 log = logs.get("homing.frameworks")
 

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any, cast
 import kopf
 
 from homing.config import Settings
-from homing.kube import logs, metrics
 from homing.kube.client import Kube, KubeError
-from homing.kube.frameworkwatch import JobSets, LeaderWorkerSets
-from homing.kube.lister import list_pages
-from homing.kube.watchledger import Ledger, Tombstone, identity
+from homing.kube.signals import logs, metrics
+from homing.kube.watch.frameworkwatch import JobSets, LeaderWorkerSets
+from homing.kube.watch.lister import list_pages
+from homing.kube.watch.watchledger import Ledger, Tombstone, identity
 from homing.placementmemory import GROUP, PLURAL, VERSION, primary_owner_key
 
 if TYPE_CHECKING:

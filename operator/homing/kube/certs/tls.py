@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from homing.kube import certplan
+from homing.kube.certs import certplan
 
 
 def _name(cn: str) -> x509.Name:

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from aiohttp import web
 from prometheus_client import REGISTRY
 
-from homing.kube import drain, logs, metrics
-from homing.kube.reflector import Reflector
+from homing.kube.admission import drain
+from homing.kube.signals import logs, metrics
+from homing.kube.watch.reflector import Reflector
 
 log = logs.get("homing.selfhealth")
 

@@ -15,9 +15,9 @@ from typing import Any
 import aiohttp
 import orjson
 
-from homing.kube import logs, metrics
 from homing.kube.client import Kube, KubeError
-from homing.kube.lister import Slicer, list_pages
+from homing.kube.signals import logs, metrics
+from homing.kube.watch.lister import Slicer, list_pages
 
 log = logs.get("homing.reflector")
 

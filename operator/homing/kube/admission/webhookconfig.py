@@ -6,8 +6,8 @@ import base64
 from typing import Any
 
 from homing.config import Settings
-from homing.kube import logs
 from homing.kube.client import JSON_PATCH, Kube, KubeError
+from homing.kube.signals import logs
 
 log = logs.get("homing.webhook")
 

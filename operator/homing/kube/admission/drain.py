@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 
-from homing.kube import logs, metrics
+from homing.kube.signals import logs, metrics
 
 log = logs.get("homing.drain")
 

@@ -15,10 +15,11 @@ from collections.abc import Callable
 from homing.config import Settings
 from homing.engine.placement.claimed import claimants_by_node
 from homing.engine.replicas.deletion_cost import ANNOTATION, Mark, is_mark, marks
-from homing.kube import logs, metrics, patch_guard
 from homing.kube.client import MERGE_PATCH, Kube, KubeError
-from homing.kube.patch_guard import Verdict
+from homing.kube.leader import patch_guard
+from homing.kube.leader.patch_guard import Verdict
 from homing.kube.runtime import Runtime
+from homing.kube.signals import logs, metrics
 
 log = logs.get("homing.deletion_cost")
 

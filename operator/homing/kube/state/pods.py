@@ -16,9 +16,9 @@ from homing.engine.memory.index import MemoryIndex
 from homing.engine.memory.loads import pod_load
 from homing.engine.placement.decide import topology_of
 from homing.engine.replicas.deletion_cost import ANNOTATION as DELETION_COST, Queued, Replica, queue_order, queued
-from homing.kube import logs, metrics
-from homing.kube.cluster import ClusterState, never_raises
-from homing.kube.events import EventPoster
+from homing.kube.signals import logs, metrics
+from homing.kube.signals.events import EventPoster
+from homing.kube.state.cluster import ClusterState, never_raises
 
 _log = logs.get("homing.memory")  # bound per pod event; resolved once, not per event
 _WARNED_LIMIT = 100_000

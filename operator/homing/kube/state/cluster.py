@@ -12,7 +12,7 @@ from homing.engine.cluster.topology import mindcluster
 from homing.engine.cluster.topology.sources import TopologySources
 from homing.engine.identity import WorkloadIndex
 from homing.engine.identity.owner import controller_ref
-from homing.kube import logs, metrics
+from homing.kube.signals import logs, metrics
 
 log = logs.get("homing.cluster")
 

@@ -12,12 +12,13 @@ from collections.abc import Callable
 from typing import Any
 
 from homing.engine.cluster.topology import mindcluster
-from homing.kube import gcpause, logs
 from homing.kube.client import Kube
-from homing.kube.reflector import Reflector
+from homing.kube.health import gcpause
+from homing.kube.health.selfhealth import Supervisor
 from homing.kube.runtime import Runtime
-from homing.kube.selfhealth import Supervisor
-from homing.kube.watches import CLUSTER_KINDS, MEMORY, PODS, Watches
+from homing.kube.signals import logs
+from homing.kube.watch.reflector import Reflector
+from homing.kube.watch.watches import CLUSTER_KINDS, MEMORY, PODS, Watches
 
 log = logs.get("homing.startup")
 

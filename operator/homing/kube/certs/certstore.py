@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from homing.config import Settings
-from homing.kube import certplan, logs, metrics, tls
+from homing.kube.certs import certplan, tls
 from homing.kube.client import Kube, KubeError
+from homing.kube.signals import logs, metrics
 
 log = logs.get("homing.tls")
 

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from typing import Any
 
 from homing.engine.cluster.topology import mindcluster
-from homing.kube import logs
 from homing.kube.client import MERGE_PATCH, Kube, KubeError
 from homing.kube.runtime import Runtime
+from homing.kube.signals import logs
 
 log = logs.get("homing.deviceinfo")
 

@@ -12,8 +12,8 @@ from homing.engine.memory.index import MemoryIndex
 from homing.engine.memory.tenancy import seen_from
 from homing.engine.placement.admitted import admitted, apply
 from homing.engine.placement.decide import Decision, decide
-from homing.kube import logs, metrics
-from homing.kube.cluster import ClusterState
+from homing.kube.signals import logs, metrics
+from homing.kube.state.cluster import ClusterState
 
 log = logs.get("homing.admission")
 

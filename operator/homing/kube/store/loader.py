@@ -11,8 +11,8 @@ from typing import Any
 import pydantic
 
 from homing.engine.memory.index import MemoryIndex
-from homing.kube import logs, metrics
 from homing.kube.client import Kube, KubeError
+from homing.kube.signals import logs, metrics
 from homing.placementmemory import GROUP, PLURAL, VERSION, Fragment, NameMismatch, NotWritten, belonging, merge, read_object
 
 log = logs.get("homing.store")

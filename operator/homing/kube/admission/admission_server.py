@@ -37,8 +37,9 @@ import kopf
 import orjson
 
 from homing.config import Webhook
-from homing.kube import eager, logs, metrics
-from homing.kube.review_http import JSON, TEXT, Exchange, Limits, Refusal, Request
+from homing.kube.admission import eager
+from homing.kube.admission.review_http import JSON, TEXT, Exchange, Limits, Refusal, Request
+from homing.kube.signals import logs, metrics
 
 if TYPE_CHECKING:
     from kopf._cogs.structs.reviews import Request as KopfRequest  # kopf exports no name for it (kopf pinned)

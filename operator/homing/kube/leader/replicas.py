@@ -23,8 +23,8 @@ from typing import Any
 from homing.config import Settings
 from homing.engine.replicas import leadership
 from homing.engine.replicas.shares import MemberLease, Membership
-from homing.kube import logs, metrics
 from homing.kube.client import Kube, KubeError
+from homing.kube.signals import logs, metrics
 
 log = logs.get("homing.replicas")
 

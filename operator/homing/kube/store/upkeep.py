@@ -13,8 +13,8 @@ from homing.engine.memory import forgetting
 from homing.engine.memory.entries import OwnerMemory
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.model import OwnerRef
-from homing.kube import logs, metrics
-from homing.kube.store import Store
+from homing.kube.signals import logs, metrics
+from homing.kube.store.store import Store
 
 log = logs.get("homing.upkeep")
 

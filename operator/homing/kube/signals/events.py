@@ -17,8 +17,8 @@ from typing import Any
 
 from homing.config import Events
 from homing.engine.model import OwnerRef
-from homing.kube import logs, metrics
 from homing.kube.client import Kube
+from homing.kube.signals import logs, metrics
 
 log = logs.get("homing.events")
 

@@ -1,0 +1,1 @@
+"""Whether the process is well: liveness from the loops and watches, garbage-collection pauses."""

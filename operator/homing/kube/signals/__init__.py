@@ -1,0 +1,1 @@
+"""What homing tells people: metrics, structured logs, Events."""
