@@ -7,7 +7,6 @@ import asyncio
 import sys
 
 import kopf
-from prometheus_client import start_http_server
 
 from homing.config import Settings
 
@@ -24,16 +23,17 @@ def run() -> None:
 
     settings = Settings()  # refuses bad weights before anything starts
     logs.configure(settings.log_level)
-    start_http_server(settings.metrics_port)
-    asyncio.run(operate(settings.health_port, settings.liveness_port, settings.health.drain_seconds))
+    asyncio.run(operate(settings.health_port, settings.liveness_port, settings.health.drain_seconds, settings.metrics_port))
 
 
-async def operate(ready_port: int, liveness_port: int, drain_seconds: float) -> None:
-    """kopf, serving liveness from homing's probe; homing's /readyz beside it (kopf has no
-    readiness) and the event-loop lag monitor."""
+async def operate(ready_port: int, liveness_port: int, drain_seconds: float, metrics_port: int | None = None) -> None:
+    """kopf, serving liveness from homing's probe; homing's /readyz and /metrics beside it (kopf
+    has no readiness), all on aiohttp; and the event-loop lag monitor."""
     from homing.kube.health import gcpause, selfhealth
+    from homing.kube.signals import metrics
 
     gcpause.watch()
+    scrape = await metrics.serve("0.0.0.0", metrics_port) if metrics_port is not None else None
     ready = await selfhealth.serve_ready("0.0.0.0", ready_port, drain_seconds=drain_seconds)
     lag = asyncio.create_task(selfhealth.LoopLagMonitor().run(), name="homing:loop-lag")
     try:
@@ -41,6 +41,8 @@ async def operate(ready_port: int, liveness_port: int, drain_seconds: float) -> 
     finally:
         lag.cancel()
         await ready.cleanup()
+        if scrape is not None:
+            await scrape.cleanup()
 
 
 if __name__ == "__main__":

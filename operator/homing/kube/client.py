@@ -3,7 +3,8 @@ adapters deal in plain dicts like the engine does."""
 from __future__ import annotations
 
 import os
-from typing import Any
+from collections.abc import AsyncIterator
+from typing import Any, Protocol
 
 import orjson
 from kubernetes_asyncio import client, config
@@ -66,13 +67,36 @@ class Kube:
         return orjson.loads(raw) if raw else {}
 
     async def list_all(self, path: str, limit: int = 500) -> list[dict[str, Any]]:
-        """Every item of a list, page by page."""
-        items: list[dict[str, Any]] = []
-        token = ""
-        while True:
-            query = [("limit", str(limit))] + ([("continue", token)] if token else [])
-            page = await self.request("GET", path, query=query)
-            items.extend(page.get("items") or [])
-            token = (page.get("metadata") or {}).get("continue") or ""
-            if not token:
-                return items
+        """Every item of a list (the CLI's, the harness's: small collections)."""
+        return [obj async for page, _ in pages(self, path, limit) for obj in page]
+
+
+class Requests(Protocol):
+    async def request(self, method: str, path: str, body: Any = None, query: list[tuple[str, str]] | None = None,
+                      content_type: str = "application/json", timeout: float = 30) -> dict[str, Any]: ...
+
+
+async def pages(kube: Requests, path: str, limit: int = 500, timeout: float = 120) -> AsyncIterator[tuple[list[dict[str, Any]], str]]:
+    """The one LIST pager: a collection a page at a time (items without their bookkeeping, and
+    the listing's resourceVersion, the first page's), so a caller holds one page of JSON, not
+    all. Every listing homing makes goes through it."""
+    token, version = "", ""
+    while True:
+        query = [("limit", str(limit))] + ([("continue", token)] if token else [])
+        page = await kube.request("GET", path, query=query, timeout=timeout)
+        meta = page.get("metadata") or {}
+        version = version or meta.get("resourceVersion") or ""
+        yield [without_bookkeeping(obj) for obj in page.get("items") or []], version
+        token = meta.get("continue") or ""
+        if not token:
+            return
+
+
+def without_bookkeeping(obj: Any) -> Any:
+    """The one managedFields stripper: `obj` with its managedFields dropped, in place. The API
+    server's record of who set which field is often a third of an object's bytes, and homing
+    never reads it (it writes its own fields by name: admission/webhookconfig.py)."""
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    if isinstance(meta, dict):
+        meta.pop("managedFields", None)
+    return obj

@@ -39,6 +39,7 @@ import orjson
 from homing.config import Webhook
 from homing.kube.admission import eager
 from homing.kube.admission.review_http import JSON, TEXT, Exchange, Limits, Refusal, Request
+from homing.kube.client import without_bookkeeping
 from homing.kube.signals import logs, metrics
 
 if TYPE_CHECKING:
@@ -87,10 +88,7 @@ def without_managed_fields(review: dict[str, Any]) -> dict[str, Any]:
     request = review.get("request")
     if isinstance(request, dict):
         for key in ("object", "oldObject"):
-            obj = request.get(key)
-            meta = obj.get("metadata") if isinstance(obj, dict) else None
-            if isinstance(meta, dict):
-                meta.pop("managedFields", None)
+            without_bookkeeping(request.get(key))
     return review
 
 

@@ -1,7 +1,10 @@
-"""Prometheus metrics (behaviour.md "Operation")."""
+"""Prometheus metrics (behaviour.md "Operation"), and the endpoint that serves them: on the same
+HTTP stack as readiness and kopf's liveness (aiohttp, which kopf brings), not prometheus_client's
+thread-per-request server beside it."""
 from __future__ import annotations
 
-from prometheus_client import Counter, Gauge, Histogram
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, Counter, Gauge, Histogram, generate_latest
 
 ADMISSIONS = Counter("homing_admissions_total", "Admission decisions", ["decision"])
 # workload_* not namespace/kind: a scrape's target labels (namespace, pod) would rename them.
@@ -99,3 +102,17 @@ WATCH_MISSED = Counter("homing_watch_missed_total",
                        ["resource", "what"])
 WATCH_ERRORS = Counter("homing_watch_errors_total", "Failed list or watch requests and handler errors", ["resource", "stage"])
 WATCH_RELISTS = Counter("homing_watch_relists_total", "Listings after the first (expired version, failed watch)", ["resource"])
+
+
+async def serve(host: str, port: int) -> web.AppRunner:
+    """GET /metrics in Prometheus' text format. Call `cleanup()` on the result to stop."""
+
+    async def scrape(_: web.Request) -> web.Response:
+        return web.Response(body=generate_latest(REGISTRY), headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+    app = web.Application()
+    app.router.add_get("/metrics", scrape)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, host, port).start()
+    return runner

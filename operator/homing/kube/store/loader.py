@@ -11,7 +11,7 @@ from typing import Any
 import pydantic
 
 from homing.engine.memory.index import MemoryIndex
-from homing.kube.client import Kube, KubeError
+from homing.kube.client import Kube, KubeError, pages
 from homing.kube.signals import logs, metrics
 from homing.placementmemory import GROUP, PLURAL, VERSION, Fragment, NameMismatch, NotWritten, belonging, merge, read_object
 
@@ -63,19 +63,13 @@ async def load(kube: Kube, index: MemoryIndex, owns: Callable[[str], bool] = lam
 
 async def _pages(kube: Kube) -> AsyncIterator[list[dict[str, Any]]]:
     """The listing a page at a time, so that start-up holds one page of JSON, not all."""
-    path, token = f"/apis/{GROUP}/{VERSION}/{PLURAL}", ""
-    while True:
-        query = [("limit", str(LOAD_PAGE))] + ([("continue", token)] if token else [])
-        try:
-            page = await kube.request("GET", path, query=query)
-        except KubeError as err:
-            if err.status == 404:
-                raise RuntimeError("the PlacementMemory CRD is not installed: kubectl apply -k manifests/") from err
-            raise
-        yield page.get("items") or []
-        token = (page.get("metadata") or {}).get("continue") or ""
-        if not token:
-            return
+    try:
+        async for items, _ in pages(kube, f"/apis/{GROUP}/{VERSION}/{PLURAL}", LOAD_PAGE, timeout=30):
+            yield items
+    except KubeError as err:
+        if err.status == 404:
+            raise RuntimeError("the PlacementMemory CRD is not installed: kubectl apply -k manifests/") from err
+        raise
 
 
 async def _read(item: dict[str, Any]) -> Fragment | None:

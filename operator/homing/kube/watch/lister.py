@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from homing.kube.client import Kube
+from homing.kube.client import Kube, pages
 
 Deliver = Callable[[dict[str, Any]], bool]  # True when the object counts as listed (a filter may refuse it)
 
@@ -35,19 +35,12 @@ async def list_pages(
     """Every object, page by page; returns the listed uids and the listing's resourceVersion."""
     slicer = slicer or Slicer()
     uids: set[str] = set()
-    version, token = "", ""
-    while True:
-        query = [("limit", str(page_size))] + ([("continue", token)] if token else [])
-        page = await kube.request("GET", path, query=query, timeout=120)
-        meta = page.get("metadata") or {}
-        version = version or meta.get("resourceVersion") or ""
-        for obj in page.get("items") or []:
-            (obj.get("metadata") or {}).pop("managedFields", None)  # most of an object's bytes, never read
+    version = ""
+    async for items, listed_at in pages(kube, path, page_size):
+        version = listed_at  # the first page's, on every page
+        for obj in items:
             if deliver(obj):
                 uids.add((obj.get("metadata") or {}).get("uid") or "")
             await slicer.turn()
-        token = meta.get("continue") or ""
-        if not token:
-            break
     uids.discard("")
     return uids, version

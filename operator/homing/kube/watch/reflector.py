@@ -15,7 +15,7 @@ from typing import Any
 import aiohttp
 import orjson
 
-from homing.kube.client import Kube, KubeError
+from homing.kube.client import Kube, KubeError, without_bookkeeping
 from homing.kube.signals import logs, metrics
 from homing.kube.watch.lister import Slicer, list_pages
 
@@ -172,8 +172,7 @@ class Reflector:
         try:
             if self.keep is not None and not self.keep(obj):
                 return False
-            (obj.get("metadata") or {}).pop("managedFields", None)  # most of an object's bytes, never read
-            self.handle(kind, obj)
+            self.handle(kind, without_bookkeeping(obj))
         except Exception as err:
             self._failed("handle", err, name=(obj.get("metadata") or {}).get("name"))
         return True

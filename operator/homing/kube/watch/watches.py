@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 import kopf
 
 from homing.config import Settings
-from homing.kube.client import Kube, KubeError
+from homing.kube.client import Kube, KubeError, without_bookkeeping
 from homing.kube.signals import logs, metrics
 from homing.kube.watch.frameworkwatch import JobSets, LeaderWorkerSets
 from homing.kube.watch.lister import list_pages
@@ -87,7 +87,7 @@ class Watched:
         self.relist_wanted = asyncio.Event()
 
     def event(self, event: str | None, obj: dict[str, Any]) -> None:
-        (obj.get("metadata") or {}).pop("managedFields", None)  # most of an object's bytes, never read
+        without_bookkeeping(obj)
         if event is None and self.loaded:
             self.relist_wanted.set()  # kopf is listing again (an expired version): it will not say what went
         if self.ledger.from_watch(event, obj):
