@@ -294,3 +294,21 @@ async def test_mindcluster_overlay_applies_and_turns_the_sources_on(kubeconfig: 
     assert env["HOMING_TOPOLOGY__DEVICE_INFO"] == env["HOMING_TOPOLOGY__NODED"] == "true"
     settings = Settings(topology={"device_info": env["HOMING_TOPOLOGY__DEVICE_INFO"], "noded": env["HOMING_TOPOLOGY__NODED"]})
     assert settings.topology.device_info and settings.topology.noded
+
+
+async def test_the_overlay_for_clusters_before_1_30_leaves_out_the_policy_and_the_marks(
+        kubeconfig: Path, kube: Kube, installed_namespace: None) -> None:
+    """Before Kubernetes 1.30 the API server has no ValidatingAdmissionPolicy: the install would
+    fail on it, and without it nothing holds homing's pod patches. The overlay applies (dry run,
+    on this API server) without the policy, its binding and the pods `patch` grant, with the
+    marks switched off."""
+    out = ok(kubectl(kubeconfig, "apply", "-k", str(MANIFESTS / "before-1.30"), "--dry-run=server", "-o", "name"))
+    policy = {"validatingadmissionpolicy.admissionregistration.k8s.io/homing-pod-deletion-cost",
+              "validatingadmissionpolicybinding.admissionregistration.k8s.io/homing-pod-deletion-cost"}
+    assert set(out.split()) == EXPECTED_OBJECTS - policy
+    rendered = [d for d in yaml.safe_load_all(ok(kubectl(kubeconfig, "kustomize", str(MANIFESTS / "before-1.30")))) if d]
+    deployment = next(d for d in rendered if d["kind"] == "Deployment")
+    env = {e["name"]: e.get("value") for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert not Settings(deletion_cost={"enabled": env["HOMING_DELETION_COST__ENABLED"]}).deletion_cost.enabled
+    role = next(d for d in rendered if d["kind"] == "ClusterRole" and d["metadata"]["name"] == "homing")
+    assert not any("pods" in r.get("resources", ()) and "patch" in r["verbs"] for r in role["rules"])

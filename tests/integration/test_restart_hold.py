@@ -1,0 +1,40 @@
+"""A gang between its pods keeps its homes claimed (issue 44, the restart hold; behaviour.md
+"Claimed homes"), on the real API server with the operator as a process: Volcano restarts a
+gang by deleting every pod and creating them again seconds later, and a gang admitted in that
+gap was steered onto its homes (warm with its image) before. The operator here holds for 5 s
+(tests/integration/conftest.py); the default is 60 s."""
+from __future__ import annotations
+
+import asyncio
+
+from homing_e2e import objects as o
+
+
+def kept_off(pod: dict) -> set[str]:
+    return {v for values in o.term_values(pod, "NotIn") for v in values}
+
+
+async def _ran(kube, ns: str, owner: dict, name: str, rank: str, node: str) -> None:
+    await o.pod(kube, ns, name, owner=owner, annotations={"volcano.sh/task-index": rank})
+    await o.bind(kube, ns, name, node)
+    await o.running(kube, ns, name)
+
+
+async def test_a_gang_deleted_whole_keeps_its_homes_claimed_until_the_hold_ends(kube, operator, ns):
+    homes = [await o.node(kube, f"a{i}-{ns}") for i in range(2)]
+    await o.node(kube, f"free-{ns}")
+    gang = await o.owner_stand_in(kube, ns, "train-a")
+    for rank, node in enumerate(homes):
+        await _ran(kube, ns, gang, f"train-a-{rank}", str(rank), node)
+    await asyncio.sleep(1)  # the operator has seen them run
+    for rank in range(2):
+        await o.delete_pod(kube, ns, f"train-a-{rank}")  # the restart: every pod goes, none is back yet
+
+    other = await o.owner_stand_in(kube, ns, "train-b")
+    in_the_gap = await o.pod(kube, ns, "train-b-0", owner=other, annotations={"volcano.sh/task-index": "0"})
+    assert set(homes) <= kept_off(in_the_gap), f"admitted in the gap, it keeps off the gang's homes: {o.terms(in_the_gap)}"
+
+    await asyncio.sleep(6)  # past the 5 s hold: the gang never came back
+    late = await o.owner_stand_in(kube, ns, "train-c")
+    after = await o.pod(kube, ns, "train-c-0", owner=late, annotations={"volcano.sh/task-index": "0"})
+    assert not set(homes) & kept_off(after), f"after the hold nothing keeps it off them: {o.terms(after)}"
