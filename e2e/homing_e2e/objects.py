@@ -134,6 +134,7 @@ async def pod(
     labels: dict[str, str] | None = None,
     npus: int = 1,
     affinity: dict | None = None,
+    image: str | None = None,
 ) -> dict:
     body: dict[str, Any] = {
         "apiVersion": "v1",
@@ -141,6 +142,8 @@ async def pod(
         "metadata": {"name": name, "annotations": annotations or {}, "labels": labels or {}},
         "spec": {"containers": [container(npus)], "automountServiceAccountToken": False},
     }
+    if image:
+        body["spec"]["containers"][0]["image"] = image
     if owner:
         body["metadata"]["ownerReferences"] = [owner]
     if affinity:

@@ -90,3 +90,47 @@ def test_no_hold_without_the_setting():
     for p in gang_ran(index):
         observe(index, DELETED, p, NOW)
     assert set(claims(index, NOW + 1)) == set()
+
+
+# -- pulls first: a home kept for a gang between its pods yields to a pod it is warm for --------
+
+def admitted_in_the_gap(index: MemoryIndex, image: str):
+    """NEXT's rank 0, of `image`, admitted while GANG (image train:1) is between its pods."""
+    from homing.config import Settings
+    from homing.engine.placement.decide import decide
+
+    p = pod(name="train-b-0", controller=NEXT, annotations={"volcano.sh/task-index": "0"}, uid="b0")
+    p["spec"]["containers"][0]["image"] = image
+    return decide(p, index, WorkloadIndex(), SNAP, Settings(), NOW + 20)
+
+
+def kept_off(decision) -> set[str]:
+    """The claimed term's nodes (a claimed home is kept off by weight 160; keep-clear's 5 only tips a tie)."""
+    return {v for t in decision.terms if t.role == "claimed" for v in t.values}
+
+
+def warm_term(decision) -> set[str]:
+    return {v for t in decision.terms if t.role == "image-warm" for v in t.values}
+
+
+def test_a_pod_of_the_same_image_admitted_in_the_gap_may_take_the_held_homes():
+    """A new job of the gang's image (the gang deleted for good, or a sibling job) starts where the
+    image is: the hold keeps the homes from pods that would pull there, not from one that would not."""
+    index = MemoryIndex(restart_hold=HOLD)
+    for p in gang_ran(index):
+        observe(index, DELETED, p, NOW)
+    same = admitted_in_the_gap(index, "train:1")
+    assert not {"g0", "g1"} & kept_off(same) and {"g0", "g1"} <= warm_term(same)
+    other = admitted_in_the_gap(index, "serve:2")
+    assert {"g0", "g1"} <= kept_off(other), "a pod of another image still keeps off them"
+
+
+def test_a_gang_with_a_pod_left_keeps_its_homes_from_a_pod_of_its_image_too():
+    """Only the hold yields: a gang with a pod pending is coming back, its claim holds for anyone."""
+    index = MemoryIndex(restart_hold=HOLD)
+    pods = gang_ran(index)
+    observe(index, DELETED, pods[0], NOW)
+    back = pod(name="train-a-0", controller=GANG, annotations={"volcano.sh/task-index": "0"}, uid="a0-again")
+    back["status"] = {"phase": "Pending"}
+    observe(index, "ADDED", back, NOW + 1)
+    assert "g0" in kept_off(admitted_in_the_gap(index, "train:1"))

@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import asyncio
 
+from homing.config import Settings
 from homing_e2e import objects as o
 
 
 def kept_off(pod: dict) -> set[str]:
-    return {v for values in o.term_values(pod, "NotIn") for v in values}
+    """The nodes of the claimed term (NotIn, weight 100 and 60; keep-clear's NotIn weighs 5)."""
+    keep_clear = Settings().weights.keep_clear
+    return {v for t in o.terms(pod) if t["weight"] != keep_clear
+            for e in t["preference"]["matchExpressions"] if e["operator"] == "NotIn" for v in e["values"]}
 
 
 async def _ran(kube, ns: str, owner: dict, name: str, rank: str, node: str) -> None:
@@ -30,11 +34,17 @@ async def test_a_gang_deleted_whole_keeps_its_homes_claimed_until_the_hold_ends(
     for rank in range(2):
         await o.delete_pod(kube, ns, f"train-a-{rank}")  # the restart: every pod goes, none is back yet
 
+    # another image: taking a held home would cost it a pull (one of the gang's image may take them)
     other = await o.owner_stand_in(kube, ns, "train-b")
-    in_the_gap = await o.pod(kube, ns, "train-b-0", owner=other, annotations={"volcano.sh/task-index": "0"})
+    in_the_gap = await o.pod(kube, ns, "train-b-0", owner=other, annotations={"volcano.sh/task-index": "0"},
+                             image="registry.invalid/other:20g")
     assert set(homes) <= kept_off(in_the_gap), f"admitted in the gap, it keeps off the gang's homes: {o.terms(in_the_gap)}"
+    same = await o.owner_stand_in(kube, ns, "train-s")
+    same_image = await o.pod(kube, ns, "train-s-0", owner=same, annotations={"volcano.sh/task-index": "0"})
+    assert not set(homes) & kept_off(same_image), f"one of the gang's image may take them: {o.terms(same_image)}"
 
     await asyncio.sleep(6)  # past the 5 s hold: the gang never came back
     late = await o.owner_stand_in(kube, ns, "train-c")
-    after = await o.pod(kube, ns, "train-c-0", owner=late, annotations={"volcano.sh/task-index": "0"})
+    after = await o.pod(kube, ns, "train-c-0", owner=late, annotations={"volcano.sh/task-index": "0"},
+                        image="registry.invalid/other:20g")
     assert not set(homes) & kept_off(after), f"after the hold nothing keeps it off them: {o.terms(after)}"

@@ -163,6 +163,11 @@ class MemoryIndex:
         last pod went, so a restarted replica holds the same owners as one that saw them go."""
         if self.pods.active.get(key, 0) > 0 or self.pods.going.get(key, 0) > 0:
             return True
+        return self.held_only(key, now)
+
+    def held_only(self, key: str, now: float) -> bool:
+        """Expected back by the restart hold alone: no pod of the owner exists, its last went
+        before it ended less than `restart_hold` ago."""
         if self.restart_hold <= 0 or key in self.pods.by_owner:
             return False  # a pod that ended holds the owner's last word: it is done, not restarting
         mem = self.owners.get(key)

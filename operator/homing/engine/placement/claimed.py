@@ -81,6 +81,17 @@ def yielded_claims(index: MemoryIndex, owner_key: str, priority: int, now: float
     return tuple(out)
 
 
+def held_for_a_restart(index: MemoryIndex, owner_key: str, now: float) -> set[str]:
+    """Others' claimed homes whose every claimant is expected back by the restart hold alone
+    (MemoryIndex.held_only): no pod of theirs exists. Such a claim yields to a pod that the home
+    is warm for (behaviour.md "Claimed homes", pulls first)."""
+    only: dict[str, bool] = {}
+    for node, key in claims(index, now):
+        if key != owner_key:
+            only[node] = only.get(node, True) and index.held_only(key, now)
+    return {node for node, held in only.items() if held}
+
+
 def others_claims(index: MemoryIndex, skip_owner: str, now: float) -> Iterator[str]:
     return (node for node, key in claims(index, now) if key != skip_owner)
 

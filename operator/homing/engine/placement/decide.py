@@ -30,7 +30,7 @@ from homing.engine.placement.beyond_home import (
     vacant_homes,
     warm_nodes,
 )
-from homing.engine.placement.claimed import claimed_homes, yielded_claims
+from homing.engine.placement.claimed import claimed_homes, held_for_a_restart, yielded_claims
 from homing.engine.placement.job_kinds.facts import group_name, job_facts
 from homing.engine.placement.job_kinds.levels import NODE, JobTopology
 from homing.engine.placement.job_kinds.select import job_topology
@@ -129,6 +129,13 @@ def beyond_home(
     rankless = rank_key is None
     claimed = claimed_homes(index, owner_key, siblings or (), own_home, now, limit, generation) if p.claimed_homes else ()
     namespace = (pod.get("metadata") or {}).get("namespace") or ""
+    images, reported = pod_images(pod), not p.image_warm_namespace_only
+    if claimed and index.restart_hold > 0:
+        # Pulls first: a home kept only for a gang between its pods (it may never come back)
+        # goes to a pod whose image it already holds, at no pull for that pod.
+        held = held_for_a_restart(index, owner_key, now)
+        warm_for_me = set(warm_nodes(images, snapshot, index, limit, namespace, (), reported)) if held else set()
+        claimed = tuple(n for n in claimed if not (n in held and n in warm_for_me))
     me = pod_load(pod, owner_key, tuple(settings.scope.resource_prefixes))
     evicting = nothing_free(me, snapshot, index, now)
     found = eviction_victims(me, index, snapshot) if index.lower_priority_than(me.priority) else None
@@ -145,8 +152,7 @@ def beyond_home(
         claimed = tuple(n for n in claimed if n not in yielded)
     vacant = vacant_homes(index, owner_key if rankless else None, limit) if keep_clear else ()
     return BeyondHome(
-        warm=warm_nodes(pod_images(pod), snapshot, index, limit, namespace, claimed,
-                        reported=not p.image_warm_namespace_only) if p.image_warm else (),
+        warm=warm_nodes(images, snapshot, index, limit, namespace, claimed, reported=reported) if p.image_warm else (),
         claimed=claimed,
         keep_off=p.claimed_homes,
         vacant=tuple(n for n in vacant if n not in yielded),
