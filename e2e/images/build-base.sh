@@ -34,5 +34,11 @@ SRC
 # Leaner images: no apt caches, no docs from later installs.
 printf 'APT::Install-Recommends "false";\nAPT::Install-Suggests "false";\n' >"$root/etc/apt/apt.conf.d/90homing"
 rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*
-tar -C "$root" -c . | docker import --platform "linux/$arch" -c 'CMD ["/bin/bash"]' - "$image" >/dev/null
+# Not `docker import`: dockerd 20.10 ignores its --platform and would label an arm64 tree amd64.
+# A FROM-scratch build of the tree takes the platform it is given.
+ctx=$(mktemp -d "${TMPDIR:-/tmp}/homing-debian-ctx.XXXXXX")
+trap 'rm -rf "$root" "$ctx"' EXIT
+tar -C "$root" -cf "$ctx/rootfs.tar" .
+printf 'FROM scratch\nADD rootfs.tar /\nCMD ["/bin/bash"]\n' >"$ctx/Dockerfile"
+DOCKER_BUILDKIT=0 quiet_build --platform "linux/$arch" -t "$image" "$ctx"
 echo "$image: built" >&2
