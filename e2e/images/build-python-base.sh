@@ -17,7 +17,7 @@ hash=$( { content_hash e2e/images/python.Dockerfile; docker image inspect -f '{{
 if [[ $arch == "$(host_arch)" ]]; then python=homing-local/python:3.11-bookworm-$hash
 else python=homing-local/python:3.11-bookworm-$arch-$hash; fi
 if ! have_image "$python"; then
-  nice -n 15 docker build -q --platform "linux/$arch" -t "$python" --build-arg DEBIAN="$debian" \
-    -f "$e2e/images/python.Dockerfile" "$e2e/images" >/dev/null
+  quiet_build --platform "linux/$arch" -t "$python" --build-arg DEBIAN="$debian" \
+    -f "$e2e/images/python.Dockerfile" "$e2e/images"
 fi
 echo "$python"
