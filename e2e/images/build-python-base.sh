@@ -8,7 +8,7 @@ set -euo pipefail
 e2e=$(cd "$(dirname "$0")/.." && pwd)
 repo=$(cd "$e2e/.." && pwd)
 source "$e2e/images/lib.sh"
-export DOCKER_BUILDKIT=0   # Debian's docker.io has no buildx; the classic builder suffices
+export DOCKER_BUILDKIT=0   # Debian's Docker package has no buildx; the classic builder suffices
 
 arch=${1:-$(host_arch)}
 bash "$e2e/images/build-base.sh" "$arch"

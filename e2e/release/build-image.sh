@@ -23,7 +23,7 @@ else
   args=(--build-arg "BASE=$base")
 fi
 
-# BuildKit where the buildx plugin is (CI), the classic builder where it is not (Debian's docker.io).
+# BuildKit where the buildx plugin is (CI), the classic builder where it is not (Debian's Docker package).
 if docker buildx version >/dev/null 2>&1; then build=(docker buildx build --load)
 else build=(env DOCKER_BUILDKIT=0 docker build); fi
 
