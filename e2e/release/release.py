@@ -31,6 +31,7 @@ import time
 import tomllib
 from datetime import UTC, datetime
 from pathlib import Path
+from platform import machine
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -38,6 +39,7 @@ DIST = ROOT / "dist"  # emptied first: it holds one release's artifacts
 WORK = ROOT / "build" / "release"  # git-ignored scratch: the overlay, the SBOM tool's venv
 IMAGE = "homing"  # the name install.yaml and the chart use; users retag it for their registry
 PLATFORMS = ("linux/amd64", "linux/arm64")
+HOST_ARCH = {"x86_64": "amd64", "aarch64": "arm64"}  # platform.machine() -> Docker's architecture
 SEMVER = re.compile(r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?")
 # The SBOM tool, pinned; installed into build/release/tools, not the project's .venv.
 CYCLONEDX = "cyclonedx-bom==7.5.0"
@@ -247,6 +249,8 @@ def main(argv: list[str] | None = None) -> int:
         check_version(a.version, project_version(), a.force_version)
         platforms = [p.strip() for p in a.platforms.split(",") if p.strip()]
         arches = [arch(p) for p in platforms]
+        if len(set(arches)) != len(arches):
+            raise ReleaseError(f"--platforms {a.platforms}: each platform once")
         rev = revision()
         epoch = int(os.environ.get("SOURCE_DATE_EPOCH") or git("log", "-1", "--format=%ct"))
         extra = labels(a.version, rev, created_at(epoch), source())
@@ -256,6 +260,9 @@ def main(argv: list[str] | None = None) -> int:
         out.mkdir(parents=True)
         work.mkdir(parents=True, exist_ok=True)
         started = time.monotonic()
+        # The quick artifacts first: a chart or kustomization that fails does so before the images' minutes.
+        package_chart(a.version, out)
+        render_install(a.version, out / "install.yaml", work)
 
         name = f"{IMAGE}:{a.version}"
         for platform, cpu in zip(platforms, arches):
@@ -267,12 +274,9 @@ def main(argv: list[str] | None = None) -> int:
             save_image(tag, name, out / f"{IMAGE}-{a.version}-linux-{cpu}.tar.gz")
             sbom(tag, platform, out / f"{IMAGE}-{a.version}-linux-{cpu}.cdx.json", work / "tools", epoch)
             say(f"{tag}: saved with its SBOM ({time.monotonic() - t0:.0f} s)")
-        host = f"{IMAGE}:{a.version}-{run('dpkg', '--print-architecture', capture_output=True, text=True).stdout.strip()}"
-        if subprocess.run(["docker", "image", "inspect", host], capture_output=True).returncode == 0:
-            run("docker", "tag", host, name)  # the name, left on this machine's own platform
+        if (host := HOST_ARCH.get(machine())) in arches:
+            run("docker", "tag", f"{IMAGE}:{a.version}-{host}", name)  # the plain name: this machine's platform
 
-        package_chart(a.version, out)
-        render_install(a.version, out / "install.yaml", work)
         names = artifact_names(a.version, platforms)
         have = sorted(p.name for p in out.iterdir())
         if have != names:

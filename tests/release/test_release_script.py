@@ -63,6 +63,13 @@ def test_a_version_mismatch_fails_before_anything_is_written(tmp_path, monkeypat
     assert not (tmp_path / "dist").exists()
 
 
+def test_a_platform_named_twice_is_refused_before_anything_is_written(tmp_path, monkeypatch):
+    monkeypatch.setattr(release, "DIST", tmp_path / "dist")
+    monkeypatch.setattr(release, "WORK", tmp_path / "work")
+    assert release.main([release.project_version(), "--platforms", "linux/arm64, linux/arm64"]) == 1
+    assert not (tmp_path / "dist").exists()
+
+
 @pytest.mark.parametrize("platform", ["amd64", "linux", "windows/amd64", "linux/arm64/v8"])
 def test_platforms_are_linux_and_one_architecture(platform):
     with pytest.raises(release.ReleaseError):
