@@ -3,6 +3,7 @@
 #
 #   make lock                                   # after changing dependencies: requirements.lock
 #   docker build --build-arg BASE_DIGEST=sha256:<digest> -t homing:0.1.0 .
+#   make release VERSION=0.1.0                  # linux/amd64 and linux/arm64 images, SBOMs, chart... in dist/
 #
 # VERSION below is the release, pyproject.toml's version (tests/adapters/test_release.py keeps
 # the two, the chart and the manifests' image tag equal); it goes into the image's labels.
@@ -38,7 +39,8 @@ RUN /opt/homing/bin/pip install --no-deps --no-build-isolation --no-index . \
 # -- run: the same base, the environment, an unprivileged user --------------------------
 FROM ${BASE}
 ARG VERSION
-# OCI annotations as labels (no source or revision: a release build may add them).
+# OCI annotations as labels; `make release` adds revision, created, base.name and, where the build
+# is told where the source is, source (docs/dev/release.md).
 LABEL org.opencontainers.image.title="homing" \
       org.opencontainers.image.description="Sends rescheduled NPU/GPU pods back to the nodes that already hold their images." \
       org.opencontainers.image.version="${VERSION}" \

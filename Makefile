@@ -6,7 +6,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: all venv binaries prepare kind-images test lint test-local test-kind test-engine test-integration bench bench-tidal bench-demo bench-scale bench-takeover lock dashboard-snapshot demo crds config-reference manifests clean docker images kind-up kind-down kind-install kind-install-helm kind-e2e kind-pulls
+.PHONY: all venv binaries prepare kind-images test lint test-local test-kind test-engine test-integration bench bench-tidal bench-demo bench-scale bench-takeover lock dashboard-snapshot demo crds config-reference manifests clean docker images kind-up kind-down kind-install kind-install-helm kind-e2e kind-pulls release
 
 all: test
 
@@ -115,6 +115,18 @@ docker:
 
 images: docker
 	bash e2e/images/build-images.sh
+
+# A release's artifacts in dist/ (docs/dev/release.md): the image for each of PLATFORMS as a
+# `docker save` tarball (arm64 built under QEMU user emulation), an SBOM per image, the chart,
+# install.yaml and SHA256SUMS. VERSION must be pyproject.toml's (FORCE_VERSION=1: another, for a
+# test or candidate build). Any Docker daemon will do (no privileged containers): `make docker`
+# only when none answers. No venv: e2e/release/release.py needs only Python 3.11's own library.
+PLATFORMS ?= linux/amd64,linux/arm64
+release:
+	@test -n "$(VERSION)" || { echo "usage: make release VERSION=x.y.z [PLATFORMS=linux/amd64] [FORCE_VERSION=1]" >&2; exit 2; }
+	@docker info >/dev/null 2>&1 || $(MAKE) --no-print-directory docker
+	bash e2e/build-helm.sh
+	$(PYTHON) e2e/release/release.py $(VERSION) --platforms '$(PLATFORMS)' $(if $(FORCE_VERSION),--force-version)
 
 # Four nodes (one control plane) on a node image built here; KUBECONFIG=e2e/.kind/kubeconfig.
 kind-up: images

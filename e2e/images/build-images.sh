@@ -14,15 +14,7 @@ upstream=$(awk -F= '/^ARG PYTHON_VERSION=/ {v=$2} /^ARG BASE_VARIANT=/ {b=$2} EN
 if pulled "$upstream"; then
   python=$upstream
 else
-  bash "$e2e/images/build-base.sh"
-  debian=homing-local/debian:bookworm
-  # Its tag also hashes the Debian base's id: a remade base makes a new Python base.
-  python=homing-local/python:3.11-bookworm-$( { content_hash e2e/images/python.Dockerfile
-    docker image inspect -f '{{.Id}}' $debian; } | sha256sum | cut -c1-12)
-  if ! have_image "$python"; then
-    nice -n 15 docker build -q -t "$python" --build-arg DEBIAN=$debian \
-      -f "$e2e/images/python.Dockerfile" "$e2e/images" >/dev/null
-  fi
+  python=$(bash "$e2e/images/build-python-base.sh")   # Debian's python3 on the local Debian base
 fi
 
 # The build context is exactly the hashed inputs, sent as a tar: nothing else (.venv, caches)

@@ -14,6 +14,14 @@ content_hash() {
   (cd "$repo" && find "$@" -type f -not -path "*/__pycache__/*" -print0 | sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-12
 }
 
+# Debian's name for this machine's architecture (amd64, arm64), as docker's platforms spell it.
+host_arch() { dpkg --print-architecture 2>/dev/null || { uname -m | sed 's/x86_64/amd64/; s/aarch64/arm64/'; }; }
+
+# The local Debian base for an architecture: the host's keeps its first name (the kind stage's).
+debian_base() {
+  if [[ $1 == "$(host_arch)" ]]; then echo homing-local/debian:bookworm; else echo "homing-local/debian:bookworm-$1"; fi
+}
+
 have_image() { docker image inspect "$1" >/dev/null 2>&1; }
 
 # docker build -q with its stderr kept back unless it fails (the legacy builder warns on every run).
