@@ -113,7 +113,7 @@ class LocalControlPlane:
                 proc.kill()
                 proc.wait(5)
         with open(self.workdir / f"{name}.log", "ab") as log:
-            log.write("\n===== restarted by the harness =====\n".encode())
+            log.write(b"\n===== restarted by the harness =====\n")
         self._spawn(name, args, binary, mode="ab")
         self._started(name)
 
