@@ -75,8 +75,9 @@ def home_desired(row: Row, context: dict) -> bool:
 
 
 def healthy_home_faulted_away(row: Row, context: dict) -> bool:
-    """The fault scenario: a healthy rank should go home, the rank whose node faulted should not go back there."""
-    if row.home == context.get("faulted"):
+    """The fault and super-pod scenarios: a rank whose node was free should go home; the rank whose node
+    faulted (or was taken) should not go back there."""
+    if row.home == context.get("avoid"):
         return row.node != row.home
     return row.outcome == "home"
 
@@ -266,7 +267,47 @@ async def fault_then_return(c: TidalCluster, homing: bool) -> dict:
     c.recorder.phase = "return"
     await asyncio.gather(*(c.cordon(n, False) for n in [*others, faulted]))
     await c.settle(quiet=4, at_least=6, until=c.all_training_bound)
-    return {"faulted": faulted}
+    return {"avoid": faulted}
+
+
+SUPERPOD_POLICY = {"huawei.com/schedule_policy": "chip8-node8-sp", "sp-block": "32"}  # 8-chip nodes, 4-node blocks
+
+
+async def superpod_job(c: TidalCluster, name: str, replicas: int, image: str) -> None:
+    """A Volcano Job the plugin takes for a super-pod job (its chip8-node8-sp policy on these 8-chip
+    nodes, blocks of 4 nodes inside one super-pod): the harness's MindCluster job with the policy
+    annotations the harness leaves out, on the job (copied to its PodGroup) and on its pods."""
+    c.gang_sizes[name] = replicas
+    for path, body in c.scheduling.training(name, NS, replicas, image, {}):
+        body["metadata"].setdefault("annotations", {}).update(SUPERPOD_POLICY)
+        for task in body["spec"]["tasks"]:
+            task["template"]["metadata"]["annotations"].update(SUPERPOD_POLICY)
+        await c.kube.request("POST", path, body=body)
+
+
+async def superpod_one_node_taken(c: TidalCluster, homing: bool) -> dict:
+    """An 8-rank super-pod job alone on 24 nodes; one of its nodes is cordoned (taken for
+    maintenance) and one rank evicted, so the job restarts whole with 7 of its 8 nodes free."""
+    c.recorder.phase = "dawn"
+    await superpod_job(c, JOB, GANG, TRAIN)
+    await c.wait_bound(f"{JOB}/", GANG)
+    await c.settle(quiet=3, at_least=5)
+    homes = c.last_nodes(f"{JOB}/")
+    taken = homes[f"{JOB}/worker/3"]
+    await c.cordon(taken, True)
+    c.recorder.phase = "return"
+    pods = await c.kube.request("GET", f"/api/v1/namespaces/{NS}/pods", query=[("labelSelector", f"volcano.sh/job-name={JOB}")])
+    victim = next(p["metadata"]["name"] for p in pods["items"] if p["spec"].get("nodeName") != taken)
+    await c.kube.request("POST", f"/api/v1/namespaces/{NS}/pods/{victim}/eviction",
+                         body={"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": victim, "namespace": NS}})
+
+    async def restarted() -> bool:
+        return await c.gang_restarts() >= 1
+
+    await o.eventually(restarted, timeout=60, what="the super-pod job restarted")
+    await c.settle(quiet=4, at_least=6, until=lambda: len([r for r in c.recorder.replacements
+                                                              if r.phase == "return" and r.key.startswith(f"{JOB}/")]) >= GANG)
+    return {"avoid": taken}
 
 
 RESTART_WHY = {
@@ -311,6 +352,16 @@ FAULT_WHY = {
             "nodeaffinity.weight 10)",
 }
 
+SUPERPOD_WHY = {
+    "homing": "homing steers each rank to its own node; the plugin keeps a super-pod job's cached placement only "
+              "when every old node is a candidate, else re-plans the whole job (scoring its picks at 10^8, which "
+              "homing's term cannot outweigh)",
+    "both": "both brought the 7 ranks whose nodes were free home",
+    "same": "with one old node taken the plugin re-plans the whole super-pod job and scores its picks at 10^8 "
+            "(chip8node8sp scoreForNode); homing's preference for each rank's own node (at most 100 × "
+            "nodeaffinity.weight 10) cannot change that plan",
+}
+
 SCENARIOS = {s.name: s for s in (
     Scenario("restart", "1. scheduler restarted while a gang is pending",
              "8-rank gang and 4 replicas on 24 nodes; inference scales to 20 and preempts the gang, which waits; "
@@ -324,7 +375,12 @@ SCENARIOS = {s.name: s for s in (
              "8-rank gang alone on 16 nodes, the other 8 cordoned; rank 0's node faults and the gang restarts and "
              "waits; the node comes back Ready, then every node is uncordoned at once",
              2, fault_then_return, ("return",), f"{JOB}/", FAULT_WHY, healthy_home_faulted_away,
-             "healthy home, faulted rank elsewhere"),
+             "healthy home, faulted rank off its node"),
+    Scenario("superpod", "4. super-pod job with one old node taken",
+             "8-rank super-pod job (chip8-node8-sp, sp-block 32: two 4-node blocks) alone on 24 nodes; one of its "
+             "nodes is cordoned and a rank evicted, so it restarts whole with 7 of its 8 nodes free",
+             3, superpod_one_node_taken, ("return",), f"{JOB}/", SUPERPOD_WHY, healthy_home_faulted_away,
+             "free homes taken"),
     Scenario("scale", "5. inference scale-in, then scale-out",
              "12 replicas on 24 nodes scale in to 4, then out to 12 (one ReplicaSet throughout)",
              3, scale_in_out, ("scale-out",), SERVICE, SCALE_WHY),
@@ -333,7 +389,6 @@ SCENARIOS = {s.name: s for s in (
              "standing on its homes; inference scales in to 16, freeing just enough room for the gang",
              3, marks_at_scale_in, ("night",), f"{JOB}/", MARKS_WHY),
 )}
-# Scenario 4 (a super-pod job with one old node taken) is not built: docs/dev/mindcluster.md, "Scenarios".
 
 
 # -- a run ---------------------------------------------------------------------------------------

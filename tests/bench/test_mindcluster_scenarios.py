@@ -26,7 +26,7 @@ def row(sc, key="train-0/worker/1", home="npu-001", node="npu-001", outcome="hom
 
 
 def test_the_fault_scenario_wants_healthy_ranks_home_and_the_faulted_rank_away(sc):
-    ctx = {"faulted": "npu-000"}
+    ctx = {"avoid": "npu-000"}
     assert sc.healthy_home_faulted_away(row(sc), ctx)
     assert not sc.healthy_home_faulted_away(row(sc, node="npu-009", outcome="elsewhere"), ctx)
     assert not sc.healthy_home_faulted_away(row(sc, home="npu-000", node="npu-000"), ctx)  # back on its faulted node
