@@ -143,14 +143,23 @@ def verdict(s: Scenario, alone: Tally, with_homing: Tally) -> str:
 BOOST = re.compile(r"addPreferPreviousNodeScore: (fault pod )?task=(\S+) rank=(\d+) (?:boosted|fallback) (\w+?)Node=(\S+)")
 
 
+SUPERPOD_CACHE = {"superpod-cache-kept": "cached super pods are still available",
+                  "superpod-replan": "cached super pods are invalid or prefer-previous-node is disabled"}
+
+
 def boosts(log_text: str) -> dict[str, int]:
     """The plugin's previous-node boosts in a piece of its log (level 3), the last one per task:
     its own previous node (self), a node its job never used (other), a node another rank used
-    (peer); a fault pod's counted as fault-<kind>. A gang scored in several sessions is counted once."""
+    (peer); a fault pod's counted as fault-<kind>. A gang scored in several sessions is counted once.
+    A super-pod job gets none; the sessions that reused its cached placement or re-planned it are counted."""
     last: dict[str, str] = {}
     for m in BOOST.finditer(log_text):
         last[m.group(2)] = ("fault-" if m.group(1) else "") + m.group(4)
-    return dict(sorted(Counter(last.values()).items()))
+    out = Counter(last.values())
+    for label, line in SUPERPOD_CACHE.items():  # a super-pod job's cached placement: kept, or re-planned (per session)
+        if n := log_text.count(line):
+            out[label] = n
+    return dict(sorted(out.items()))
 
 
 # -- the stories --------------------------------------------------------------------------------

@@ -72,8 +72,9 @@ def test_boosts_count_the_last_boost_of_each_task(sc):
         "I1206 factory.go:901] addPreferPreviousNodeScore: task=ai/t-worker-1 rank=1 boosted peerNode=npu-002 score=892",
         "I1206 factory.go:881] addPreferPreviousNodeScore: fault pod task=ai/t-worker-2 rank=2 fallback selfNode=npu-003 score=1",
         "I1206 something else entirely",
+        "I1206 job.go:73] job <ai/train-0> cached super pods are invalid or prefer-previous-node is disabled, need to reschedule",
     ])
-    assert sc.boosts(log) == {"fault-self": 1, "peer": 1, "self": 1}
+    assert sc.boosts(log) == {"fault-self": 1, "peer": 1, "self": 1, "superpod-replan": 1}
 
 
 def test_the_table_and_verdicts_from_results_with_a_failed_run(sc):
