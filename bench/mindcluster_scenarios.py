@@ -117,17 +117,21 @@ def tally(s: Scenario, rows: list[Row], pulls: int, pull_minutes: float, context
                  pulls, round(pull_minutes, 1))
 
 
+NOISE = 1  # one run per variant: a difference of one re-placement (or one pull) names no winner
+
+
 def winner(alone: Tally, with_homing: Tally) -> str:
-    """Who kept more where the scenario wants them: by share kept, then fewer pulls; "both" when
-    both kept all, "same" when equal short of that; "none" when neither re-placed anything."""
+    """Who kept more where the scenario wants them: by share kept, then fewer pulls, a difference
+    within NOISE re-placements counting as none; "both" when both kept all, "same" when neither
+    won short of that; "none" when neither re-placed anything."""
     a, h = alone.rate, with_homing.rate
     if a is None or h is None:
         return "none"
-    if h != a:
+    if h != a and round(abs(h - a) * max(alone.of, with_homing.of), 6) > NOISE:
         return "homing" if h > a else "plugin"
-    if alone.pulls != with_homing.pulls:
+    if abs(alone.pulls - with_homing.pulls) > NOISE:
         return "homing" if with_homing.pulls < alone.pulls else "plugin"
-    return "both" if a == 1 else "same"
+    return "both" if a == h == 1 else "same"
 
 
 def verdict(s: Scenario, alone: Tally, with_homing: Tally) -> str:
@@ -206,10 +210,28 @@ async def restart_while_pending(c: TidalCluster, homing: bool) -> dict:
     return {}
 
 
+# A night comes hours after the peak. A ReplicaSet deletes the replicas ready for the shortest time first,
+# comparing log2 of their ages in nanoseconds: seconds after the peak, the 4 that waited for the gang's
+# preemption are the youngest and go first, marks or not. After this long every peak replica's age falls in
+# one bucket (2^35 ns = 34 s to 69 s), as after hours they fall in one bucket too, and the ReplicaSet's order no
+# longer tells them apart.
+NIGHT_AFTER_S = 45.0
+
+
 async def marks_at_scale_in(c: TidalCluster, homing: bool) -> dict:
     await dawn(c)
     await preempt_the_gang(c, 20)
+    c.recorder.phase = "evening"
+    await asyncio.sleep(NIGHT_AFTER_S)
     await night(c, homing, 16)  # 4 of 16 replicas go: enough room for the gang only if they are the 4 on its homes
+    return {}
+
+
+async def restart_control(c: TidalCluster, homing: bool) -> dict:
+    """Scenario 1 without the restart: what the plugin's cache does when it is kept."""
+    await dawn(c)
+    await preempt_the_gang(c, 20)
+    await night(c, homing, 4)
     return {}
 
 
@@ -294,16 +316,18 @@ async def superpod_job(c: TidalCluster, name: str, replicas: int, image: str) ->
         await c.kube.request("POST", path, body=body)
 
 
-async def superpod_one_node_taken(c: TidalCluster, homing: bool) -> dict:
+async def superpod_one_node_taken(c: TidalCluster, homing: bool, take: bool = True) -> dict:
     """An 8-rank super-pod job alone on 24 nodes; one of its nodes is cordoned (taken for
-    maintenance) and one rank evicted, so the job restarts whole with 7 of its 8 nodes free."""
+    maintenance; with `take` off, none: the control) and one rank evicted, so the job restarts
+    whole with 7 of its 8 nodes free (all 8)."""
     c.recorder.phase = "dawn"
     await superpod_job(c, JOB, GANG, TRAIN)
     await c.wait_bound(f"{JOB}/", GANG)
     await c.settle(quiet=3, at_least=5)
     homes = c.last_nodes(f"{JOB}/")
-    taken = homes[f"{JOB}/worker/3"]
-    await c.cordon(taken, True)
+    taken = homes[f"{JOB}/worker/3"] if take else None
+    if taken:
+        await c.cordon(taken, True)
     c.recorder.phase = "return"
     pods = await c.kube.request("GET", f"/api/v1/namespaces/{NS}/pods", query=[("labelSelector", f"volcano.sh/job-name={JOB}")])
     victim = next(p["metadata"]["name"] for p in pods["items"] if p["spec"].get("nodeName") != taken)
@@ -316,7 +340,11 @@ async def superpod_one_node_taken(c: TidalCluster, homing: bool) -> dict:
     await o.eventually(restarted, timeout=60, what="the super-pod job restarted")
     await c.settle(quiet=4, at_least=6, until=lambda: len([r for r in c.recorder.replacements
                                                               if r.phase == "return" and r.key.startswith(f"{JOB}/")]) >= GANG)
-    return {"avoid": taken}
+    return {"avoid": taken} if taken else {}
+
+
+async def superpod_all_free(c: TidalCluster, homing: bool) -> dict:
+    return await superpod_one_node_taken(c, homing, take=False)
 
 
 RESTART_WHY = {
@@ -327,6 +355,13 @@ RESTART_WHY = {
             "equally scored idle nodes happened to be the homes",
     "same": "the plugin had no previous nodes for the pending gang after the restart, and homing's preference did "
             "not carry either (see the rows' reasons)",
+}
+RESTART_CONTROL_WHY = {
+    "both": "without a restart the plugin's cache keeps an evicted rank's node (kept on Releasing) and boosts it "
+            "(max + 100) × 100 points; homing's marks and memory point the same way",
+    "homing": "the plugin kept its cache, but the ReplicaSet's deletions left some homes held and the plugin sent "
+              "those ranks to nodes the job never used; homing's marks freed the homes first",
+    "same": "neither: see the rows",
 }
 MARKS_WHY = {
     "homing": "homing's deletion-cost marks made the ReplicaSet delete the replicas standing on the waiting gang's "
@@ -349,8 +384,9 @@ ROLLOUT_WHY = {
               "starts with no history, and from its second replica on it boosts a node the new ReplicaSet never "
               "used, which its ×100 scale lets outweigh homing's term",
     "both": "the new ReplicaSet's replicas found old nodes although the plugin keyed them to a fresh owner",
-    "same": "the plugin's boost of nodes the new ReplicaSet never used (×100) outweighed homing's preference for "
-            "the Deployment's old nodes (at most 100 × nodeaffinity.weight 10)",
+    "same": "the plugin's boost of a node the new ReplicaSet never used ((max + 100) × 100 points) decided where "
+            "its replicas went with homing or without, outweighing homing's preference for the Deployment's old "
+            "nodes (at most 100 × nodeaffinity.weight 10); which never-used node it picked, old or cold, is chance",
 }
 FAULT_WHY = {
     "homing": "homing remembers the rank's fault and puts that node last; the plugin, without the job's "
@@ -371,11 +407,20 @@ SUPERPOD_WHY = {
             "nodeaffinity.weight 10) cannot change that plan",
 }
 
+SUPERPOD_CONTROL_WHY = {
+    "both": "with every old node a candidate the plugin reuses the super-pod job's cached placement, rank by rank",
+    "same": "the plugin re-planned although every old node was free: the old pods still held them as the restarted "
+            "job was first scored (see the rows' just-freed)",
+    "homing": "homing steers each rank to its own node; the plugin re-planned the job (see its log counts)",
+}
+
 SCENARIOS = {s.name: s for s in (
     Scenario("restart", "1. scheduler restarted while a gang is pending",
              "8-rank gang and 4 replicas on 24 nodes; inference scales to 20 and preempts the gang, which waits; "
              "vc-scheduler is restarted; inference scales back to 4 at once and the gang is placed again",
              3, restart_while_pending, ("night",), f"{JOB}/", RESTART_WHY),
+    Scenario("restart-control", "1b. control: the same, no restart",
+             "as 1, the scheduler not restarted", 3, restart_control, ("night",), f"{JOB}/", RESTART_CONTROL_WHY),
     Scenario("rollout", "2. Deployment rollout, then scale-out",
              "12 replicas on 24 nodes scale in to 4; a configuration change rolls the Deployment out (a new "
              "ReplicaSet, same image); it scales out to 12 again",
@@ -390,12 +435,16 @@ SCENARIOS = {s.name: s for s in (
              "nodes is cordoned and a rank evicted, so it restarts whole with 7 of its 8 nodes free",
              3, superpod_one_node_taken, ("return",), f"{JOB}/", SUPERPOD_WHY, healthy_home_faulted_away,
              "free homes taken"),
+    Scenario("superpod-control", "4b. control: the same super-pod job, every old node free",
+             "as 4, no node cordoned: the job restarts whole with all 8 of its nodes free",
+             3, superpod_all_free, ("return",), f"{JOB}/", SUPERPOD_CONTROL_WHY),
     Scenario("scale", "5. inference scale-in, then scale-out",
              "12 replicas on 24 nodes scale in to 4, then out to 12 (one ReplicaSet throughout)",
              3, scale_in_out, ("scale-out",), SERVICE, SCALE_WHY),
     Scenario("marks", "6. deletion-cost marks at a partial scale-in",
              "8-rank gang and 4 replicas on 24 nodes; inference scales to 20 and preempts the gang, 4 replicas "
-             "standing on its homes; inference scales in to 16, freeing just enough room for the gang",
+             "standing on its homes; 45 s later (a night comes hours after the peak: the peak's replicas are then "
+             "alike to the ReplicaSet's age ranking) inference scales in to 16, freeing just enough room for the gang",
              3, marks_at_scale_in, ("night",), f"{JOB}/", MARKS_WHY),
 )}
 

@@ -43,6 +43,8 @@ def test_the_fault_scenario_wants_healthy_ranks_home_and_the_faulted_rank_away(s
     ((8, 8, 0), (8, 8, 0), "both"),
     ((5, 8, 3), (5, 8, 3), "same"),
     ((5, 8, 3), (5, 8, 1), "homing"),  # kept alike, fewer pulls
+    ((9, 12, 3), (8, 12, 4), "same"),  # one re-placement, one pull apart: no winner from one run each
+    ((7, 8, 1), (8, 8, 0), "same"),
     ((0, 0, 0), (8, 8, 0), "none"),
 ])
 def test_the_winner_is_who_kept_more_then_who_pulled_less(sc, alone, with_homing, who):
