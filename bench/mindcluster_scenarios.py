@@ -75,11 +75,17 @@ def home_desired(row: Row, context: dict) -> bool:
 
 
 def healthy_home_faulted_away(row: Row, context: dict) -> bool:
-    """The fault and super-pod scenarios: a rank whose node was free should go home; the rank whose node
-    faulted (or was taken) should not go back there."""
+    """The fault scenario: a rank whose node was healthy should go home; the rank whose node faulted
+    should not go back there."""
     if row.home == context.get("avoid"):
         return row.node != row.home
     return row.outcome == "home"
+
+
+def free_homes_home(row: Row, context: dict) -> bool | None:
+    """The super-pod scenario: a rank whose node stayed free should go home; the rank whose node was
+    taken is not counted (None): it can go nowhere else than away."""
+    return None if row.home == context.get("avoid") else row.outcome == "home"
 
 
 @dataclass(frozen=True)
@@ -93,7 +99,7 @@ class Scenario:
     key_prefix: str  # whose re-placements count
     # why, by who kept more of them where they should be: "homing", "plugin", "same" (equal, not all), "both" (all)
     why: dict[str, str]
-    desired: Callable[[Row, dict], bool] = home_desired
+    desired: Callable[[Row, dict], bool | None] = home_desired  # None: the row is not counted
     goal: str = "home"  # what `desired` counts, for the table
 
 
@@ -113,7 +119,8 @@ class Tally:
 
 
 def tally(s: Scenario, rows: list[Row], pulls: int, pull_minutes: float, context: dict) -> Tally:
-    return Tally(sum(s.desired(r, context) for r in rows), len(rows), sum(r.outcome == "home" for r in rows),
+    wanted = [w for w in (s.desired(r, context) for r in rows) if w is not None]
+    return Tally(sum(wanted), len(wanted), sum(r.outcome == "home" for r in rows),
                  pulls, round(pull_minutes, 1))
 
 
@@ -134,14 +141,17 @@ def winner(alone: Tally, with_homing: Tally) -> str:
     return "both" if a == h == 1 else "same"
 
 
+def figures(s: Scenario, alone: Tally, with_homing: Tally) -> str:
+    return (f"{s.goal}: plugin alone {alone.kept}/{alone.of} ({alone.pulls} pulls), "
+            f"plugin + homing {with_homing.kept}/{with_homing.of} ({with_homing.pulls} pulls)")
+
+
 def verdict(s: Scenario, alone: Tally, with_homing: Tally) -> str:
-    """One line: the figures, who kept them (its `goal`), and why (the scenario's reason for that outcome)."""
+    """One line: who kept them where the scenario wants them, and why (the scenario's reason for that outcome)."""
     who = winner(alone, with_homing)
-    figures = (f"{s.goal}: plugin alone {alone.kept}/{alone.of} ({alone.pulls} pulls), "
-               f"plugin + homing {with_homing.kept}/{with_homing.of} ({with_homing.pulls} pulls)")
     label = {"homing": "homing keeps them", "plugin": "the plugin alone keeps more", "both": "both keep them",
              "same": "no difference", "none": "nothing re-placed"}[who]
-    return f"{label} — {s.why.get(who, 'not what the designs predict; see the rows')} [{figures}]"
+    return f"{label} — {s.why.get(who, 'not what the designs predict; see the rows')}"
 
 
 BOOST = re.compile(r"addPreferPreviousNodeScore: (fault pod )?task=(\S+) rank=(\d+) (?:boosted|fallback) (\w+?)Node=(\S+)")
@@ -350,7 +360,8 @@ async def superpod_all_free(c: TidalCluster, homing: bool) -> dict:
 RESTART_WHY = {
     "homing": "homing's memory is in PlacementMemory objects and outlived the scheduler; the plugin re-seeds its "
               "in-memory cache from running pods only, so after the restart the pending gang had no previous nodes "
-              "and Volcano placed it among the idle nodes at random",
+              "(no boost) and Volcano placed it wherever its other scores led, while homing's memory (and its marks, "
+              "freeing the homes first) brought every rank back",
     "both": "the plugin had no previous nodes for the pending gang after the restart, yet Volcano's pick among "
             "equally scored idle nodes happened to be the homes",
     "same": "the plugin had no previous nodes for the pending gang after the restart, and homing's preference did "
@@ -401,7 +412,7 @@ SUPERPOD_WHY = {
     "homing": "homing steers each rank to its own node; the plugin keeps a super-pod job's cached placement only "
               "when every old node is a candidate, else re-plans the whole job (scoring its picks at 10^8, which "
               "homing's term cannot outweigh)",
-    "both": "both brought the 7 ranks whose nodes were free home",
+    "both": "both brought the ranks whose nodes were free home",
     "same": "with one old node taken the plugin re-plans the whole super-pod job and scores its picks at 10^8 "
             "(chip8node8sp scoreForNode); homing's preference for each rank's own node (at most 100 × "
             "nodeaffinity.weight 10) cannot change that plan",
@@ -433,8 +444,8 @@ SCENARIOS = {s.name: s for s in (
     Scenario("superpod", "4. super-pod job with one old node taken",
              "8-rank super-pod job (chip8-node8-sp, sp-block 32: two 4-node blocks) alone on 24 nodes; one of its "
              "nodes is cordoned and a rank evicted, so it restarts whole with 7 of its 8 nodes free",
-             3, superpod_one_node_taken, ("return",), f"{JOB}/", SUPERPOD_WHY, healthy_home_faulted_away,
-             "free homes taken"),
+             3, superpod_one_node_taken, ("return",), f"{JOB}/", SUPERPOD_WHY, free_homes_home,
+             "home, of the ranks whose node was free"),
     Scenario("superpod-control", "4b. control: the same super-pod job, every old node free",
              "as 4, no node cordoned: the job restarts whole with all 8 of its nodes free",
              3, superpod_all_free, ("return",), f"{JOB}/", SUPERPOD_CONTROL_WHY),
@@ -510,10 +521,14 @@ def judged(data: dict) -> dict:
     """Adds each scenario's verdict (when both variants ran) to the results."""
     for name, entry in data["scenarios"].items():
         s, runs = SCENARIOS.get(name), entry.get("runs", {})
+        for r in runs.values():  # counted again from the rows: a file written before a scenario's count changed
+            if s and "rows" in r:
+                t = tally(s, [Row(**row) for row in r["rows"]], r["pulls"], r["pull_minutes"], r.get("context") or {})
+                r.update(kept=t.kept, of=t.of, home=t.home)
         if s and all("kept" in runs.get(v, {}) for v in VARIANTS):
             a, h = (Tally(runs[v]["kept"], runs[v]["of"], runs[v]["home"], runs[v]["pulls"], runs[v]["pull_minutes"])
                     for v in (ALONE, WITH_HOMING))
-            entry["winner"], entry["verdict"] = winner(a, h), verdict(s, a, h)
+            entry["winner"], entry["verdict"], entry["figures"] = winner(a, h), verdict(s, a, h), figures(s, a, h)
     return data
 
 

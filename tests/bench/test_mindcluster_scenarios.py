@@ -37,6 +37,13 @@ def test_the_fault_scenario_wants_healthy_ranks_home_and_the_faulted_rank_away(s
     assert (t.kept, t.of, t.home, t.pulls) == (1, 3, 2, 1)
 
 
+def test_the_super_pod_scenario_counts_only_the_ranks_whose_node_was_free(sc):
+    ctx = {"avoid": "npu-000"}
+    rows = [row(sc, home="npu-000", node="npu-009", outcome="elsewhere"), row(sc), row(sc, node="npu-012", outcome="elsewhere")]
+    t = sc.tally(sc.SCENARIOS["superpod"], rows, pulls=2, pull_minutes=8.0, context=ctx)
+    assert (t.kept, t.of, t.home) == (1, 2, 1)
+
+
 @pytest.mark.parametrize(("alone", "with_homing", "who"), [
     ((3, 8, 5), (8, 8, 0), "homing"),
     ((8, 8, 0), (5, 8, 3), "plugin"),
@@ -54,9 +61,9 @@ def test_the_winner_is_who_kept_more_then_who_pulled_less(sc, alone, with_homing
 
 def test_a_verdict_names_the_winner_gives_its_reason_and_the_figures(sc):
     s = sc.SCENARIOS["restart"]
-    line = sc.verdict(s, sc.Tally(3, 8, 3, 5, 20.0), sc.Tally(8, 8, 8, 0, 0.0))
-    assert line.startswith("homing keeps them — homing's memory is in PlacementMemory objects")
-    assert line.endswith("[home: plugin alone 3/8 (5 pulls), plugin + homing 8/8 (0 pulls)]")
+    a, h = sc.Tally(3, 8, 3, 5, 20.0), sc.Tally(8, 8, 8, 0, 0.0)
+    assert sc.verdict(s, a, h).startswith("homing keeps them — homing's memory is in PlacementMemory objects")
+    assert sc.figures(s, a, h) == "home: plugin alone 3/8 (5 pulls), plugin + homing 8/8 (0 pulls)"
     # an outcome the scenario has no reason for says so rather than inventing one
     assert "not what the designs predict" in sc.verdict(s, sc.Tally(8, 8, 8, 0, 0.0), sc.Tally(3, 8, 3, 5, 20.0))
 
@@ -80,15 +87,18 @@ def test_boosts_count_the_last_boost_of_each_task(sc):
 
 
 def test_the_table_and_verdicts_from_results_with_a_failed_run(sc):
-    ok = {"kept": 8, "of": 8, "home": 8, "pulls": 0, "pull_minutes": 0.0, "rows": [row(sc).__dict__],
+    home = [row(sc, key=f"train-0/worker/{i}", home=f"npu-00{i}", node=f"npu-00{i}").__dict__ for i in range(8)]
+    away = [{**r, "node": "npu-020", "outcome": "elsewhere"} if i < 5 else r for i, r in enumerate(home)]
+    ok = {"kept": 0, "of": 0, "home": 0, "pulls": 0, "pull_minutes": 0.0, "rows": home,  # kept/of counted from the rows
           "plugin_boosts": {"self": 8}, "restarts": 1, "unbound_by_step": {}}
-    data = {"scenarios": {"restart": {"runs": {sc.ALONE: {**ok, "kept": 3, "pulls": 5, "pull_minutes": 20.0},
+    data = {"scenarios": {"restart": {"runs": {sc.ALONE: {**ok, "rows": away, "pulls": 5, "pull_minutes": 20.0},
                                                sc.WITH_HOMING: ok}},
                           "marks": {"runs": {sc.ALONE: {"failed": "TimeoutError: boom"}, sc.WITH_HOMING: ok}}}}
     judged = sc.judged(data)
     assert judged["scenarios"]["restart"]["winner"] == "homing"
+    assert judged["scenarios"]["restart"]["figures"] == "home: plugin alone 3/8 (5 pulls), plugin + homing 8/8 (0 pulls)"
     assert "verdict" not in judged["scenarios"]["marks"]  # no verdict from one run
     text = sc.table(judged)
     assert "| 1. scheduler restarted while a gang is pending | home | 3/8 (5) | 8/8 (0) | homing keeps them" in text
     assert "| failed | 8/8 (0) |" in text and "failed: TimeoutError: boom" in text
-    assert "night train-0/worker/1: npu-001 -> npu-001 home" in text
+    assert "night train-0/worker/7: npu-007 -> npu-007 home" in text
