@@ -588,8 +588,9 @@ async def main() -> None:
     args = ap.parse_args()
     out = RESULTS / args.out
     data = json.loads(out.read_text()) if out.exists() else {"scenarios": {}}
+    running = () if args.render_only else args.scenarios
     data["scenarios"] = {n: data["scenarios"].get(n, {"about": SCENARIOS[n].about, "runs": {}}) for n in SCENARIOS
-                         if n in data["scenarios"] or n in args.scenarios}
+                         if data["scenarios"].get(n, {}).get("runs") or n in running}
     if args.render_only:
         return save(out, data)
     if not args.no_build:
