@@ -82,19 +82,42 @@ class LocalControlPlane:
         self.apiserver_args = apiserver_args
         self.controller_manager_args = controller_manager_args
         self.procs: dict[str, subprocess.Popen] = {}
+        self.commands: dict[str, tuple[list[str], str | None]] = {}  # what `run` started: name -> (args, binary)
         self.kubeconfig = self.workdir / "admin.kubeconfig"
         self.server = ""
         self.etcd_url = ""  # etcd's client URL (benchmarks read stored sizes from it)
 
-    def _spawn(self, name: str, args: list[str], binary: str | None = None) -> None:
-        log = open(self.workdir / f"{name}.log", "wb")
+    def _spawn(self, name: str, args: list[str], binary: str | None = None, mode: str = "wb") -> None:
+        log = open(self.workdir / f"{name}.log", mode)
         self.procs[name] = subprocess.Popen(
             [str(BIN_DIR / (binary or name)), *args], stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
 
     def run(self, name: str, args: list[str], binary: str | None = None) -> None:
         """Starts another program of e2e/.bin next to the control plane; stopped with it."""
+        self.commands[name] = (list(args), binary)
         self._spawn(name, args, binary)
+        self._started(name)
+
+    def restart(self, name: str) -> None:
+        """Stops a program `run` started (SIGTERM, as a pod's container is stopped) and starts it
+        again with the same arguments, its log going on in the same file: whatever it kept in
+        memory is gone, whatever it wrote to the API server is not."""
+        args, binary = self.commands[name]
+        proc = self.procs[name]
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(5)
+        with open(self.workdir / f"{name}.log", "ab") as log:
+            log.write(b"\n===== restarted by the harness =====\n")
+        self._spawn(name, args, binary, mode="ab")
+        self._started(name)
+
+    def _started(self, name: str) -> None:
         time.sleep(0.3)
         if self.procs[name].poll() is not None:
             raise RuntimeError(f"{name} exited early:\n" + (self.workdir / f"{name}.log").read_text(errors="replace")[-3000:])

@@ -916,6 +916,11 @@ class TidalCluster:
 
         await o.eventually(bound, timeout=timeout, what=f"{count} pods of {key_prefix} bound")
 
+    async def restart_scheduler(self) -> None:
+        """Stops the scheduler and starts it again with the same flags: what it held in memory
+        alone (MindCluster's plugin: its owner -> rank -> node cache) is lost."""
+        await asyncio.to_thread(self.cp.restart, self.scheduling.process)
+
     async def cordon(self, node: str, on: bool) -> None:
         await self.kube.request("PATCH", f"/api/v1/nodes/{node}", content_type=MERGE_PATCH,
                                 body={"spec": {"unschedulable": True if on else None}})
