@@ -245,11 +245,16 @@ async def restart_control(c: TidalCluster, homing: bool) -> dict:
     return {}
 
 
-async def scale_in_out(c: TidalCluster, homing: bool) -> dict:
+async def scaled_in(c: TidalCluster) -> None:
+    """The service at 12 replicas, then scaled in to 4: the start of scenarios 2 and 5."""
     await dawn(c, training=False, replicas=12)
     c.recorder.phase = "scale-in"
     await c.scale(SERVICE, 4)
     await c.settle(quiet=3, at_least=5)
+
+
+async def scale_in_out(c: TidalCluster, homing: bool) -> dict:
+    await scaled_in(c)
     c.recorder.phase = "scale-out"
     await c.scale(SERVICE, 12)
     await c.settle(quiet=3, at_least=5)
@@ -257,10 +262,7 @@ async def scale_in_out(c: TidalCluster, homing: bool) -> dict:
 
 
 async def rollout_then_scale_out(c: TidalCluster, homing: bool) -> dict:
-    await dawn(c, training=False, replicas=12)
-    c.recorder.phase = "scale-in"
-    await c.scale(SERVICE, 4)
-    await c.settle(quiet=3, at_least=5)
+    await scaled_in(c)
     c.recorder.phase = "rollout"
     path = f"/apis/apps/v1/namespaces/{NS}/deployments/{SERVICE}"
     # a configuration change, same image: a new ReplicaSet (the plugin's owner), the same Deployment (homing's)

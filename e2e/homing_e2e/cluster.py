@@ -104,14 +104,7 @@ class LocalControlPlane:
         again with the same arguments, its log going on in the same file: whatever it kept in
         memory is gone, whatever it wrote to the API server is not."""
         args, binary = self.commands[name]
-        proc = self.procs[name]
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(5)
+        _terminate(self.procs[name])
         with open(self.workdir / f"{name}.log", "ab") as log:
             log.write(b"\n===== restarted by the harness =====\n")
         self._spawn(name, args, binary, mode="ab")
@@ -203,13 +196,7 @@ class LocalControlPlane:
 
     def stop(self) -> None:
         for name in reversed(list(self.procs)):
-            proc = self.procs[name]
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
+            _terminate(self.procs[name])
         self.procs.clear()
         if not os.environ.get("HOMING_E2E_KEEP"):
             shutil.rmtree(self.workdir, ignore_errors=True)
@@ -221,3 +208,14 @@ def _http_ok(url: str, ctx: ssl.SSLContext | None = None) -> bool:
             return resp.status == 200
     except Exception:
         return False
+
+
+def _terminate(proc: subprocess.Popen) -> None:
+    """SIGTERM, as a pod's container is stopped; SIGKILL after 10 s."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
