@@ -154,7 +154,15 @@ async def test_the_home_of_the_owner_queued_first_is_freed_first(kube: Kube, ope
         costs = [cost(await o.get_pod(kube, ns, name)) for name in (on_zeta, on_alpha)]
         return (int(costs[0]), int(costs[1])) if all(is_mark(c) for c in costs) else None
 
-    zeta_cost, alpha_cost = await o.eventually(both_marked, timeout=30, what="both replicas marked")
+    async def settled() -> tuple[int, int] | None:
+        """Both marks, unchanged over two of the leader's passes: the ReplicaSet controller reads
+        pods from its informer, and a pass that re-ordered the marks a moment before the scale-in
+        (the two binds seen in separate passes) could still reach it with the old order."""
+        first = await o.eventually(both_marked, timeout=30, what="both replicas marked")
+        await asyncio.sleep(2.5)
+        return first if await both_marked() == first else None
+
+    zeta_cost, alpha_cost = await o.eventually(settled, timeout=60, what="both replicas' marks settled")
     assert zeta_cost < alpha_cost, "the home of the job queued first carries the lower cost"
     await scale(kube, ns, "infer", 1)
     (left,) = await o.eventually(lambda: _exactly(kube, ns, "infer", 1), what="1 replica left")
