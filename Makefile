@@ -6,7 +6,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: all venv binaries prepare kind-images test lint test-local test-kind test-engine test-integration bench bench-tidal bench-demo bench-scale bench-takeover lock dashboard-snapshot demo crds config-reference manifests clean docker images kind-up kind-down kind-install kind-install-helm kind-e2e kind-pulls release
+.PHONY: all venv binaries prepare kind-images test lint test-local test-kind test-engine test-integration bench bench-tidal bench-demo bench-scale bench-takeover lock dashboard-snapshot demo crds config-reference manifests clean docker images kind-up kind-down kind-install kind-install-helm kind-release kind-e2e kind-pulls release
 
 all: test
 
@@ -159,6 +159,12 @@ kind-install-helm: kind-up images
 # the operator runs here, its webhook (and the frameworks' and the tests' own) reached from the
 # nodes at the kind network's gateway; pods the tests bind themselves name no scheduler of kind's.
 # KIND_CLUSTER=<name>: the same suite on a kind cluster of your own (none is made).
+# homing from the release's chart package and install.yaml alone (make release's, no images),
+# two releases side by side, doctor, uninstall (e2e/kind/release-install.sh); replaces the install.
+kind-release: kind-up images venv binaries
+	bash e2e/build-helm.sh
+	bash e2e/kind/release-install.sh
+
 kind-e2e: $(if $(filter-out homing,$(KIND_CLUSTER)),,kind-up) venv binaries
 	bash e2e/kind/e2e.sh tests/integration
 

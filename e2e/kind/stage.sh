@@ -3,7 +3,8 @@
 # needs: kind up; tests/integration through its kubeconfig before homing is installed in it (an
 # in-cluster homing would decide the tests' pods too); homing by `kubectl apply -k`, checked;
 # real image pulls timed; Volcano and the tide on real kubelets; homing again by `helm install`,
-# checked. The cluster is deleted at the end, pass or fail, unless KIND_KEEP=1.
+# checked; then from the release's artifacts alone (two releases, doctor, uninstall). The
+# cluster is deleted at the end, pass or fail, unless KIND_KEEP=1.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 [[ ${KIND_KEEP:-0} == 1 ]] || trap 'make --no-print-directory kind-down || true' EXIT
@@ -15,7 +16,7 @@ make --no-print-directory kind-up
 # Up again with no kubeconfig here, as a fresh clone finds a cluster kept by another checkout:
 # the cluster is reused and its kubeconfig written anew.
 rm -f e2e/.kind/kubeconfig
-for target in kind-up kind-e2e kind-install kind-pulls kind-tidal kind-install-helm; do
+for target in kind-up kind-e2e kind-install kind-pulls kind-tidal kind-install-helm kind-release; do
   t=$SECONDS
   make --no-print-directory "$target"
   echo "stage: make $target took $((SECONDS - t)) s" >&2

@@ -244,6 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--force-version", action="store_true", help="build a VERSION other than pyproject.toml's")
     ap.add_argument("--platforms", default=",".join(PLATFORMS),
                     help=f"comma-separated (default {','.join(PLATFORMS)}); empty: no images, only the chart and install.yaml")
+    ap.add_argument("--dist", type=Path, default=DIST, help=f"where the artifacts go, emptied first (default {DIST})")
     a = ap.parse_args(argv)
     try:
         check_version(a.version, project_version(), a.force_version)
@@ -254,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
         rev = revision()
         epoch = int(os.environ.get("SOURCE_DATE_EPOCH") or git("log", "-1", "--format=%ct"))
         extra = labels(a.version, rev, created_at(epoch), source())
-        out, work = DIST, WORK
+        out, work = a.dist.resolve(), WORK
         if out.exists():
             shutil.rmtree(out)
         out.mkdir(parents=True)

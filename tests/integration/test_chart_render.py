@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
+from homing.cli import doctor
 from homing.config import Settings
 from homing.kube.admission.webhookconfig import configuration
 from homing_e2e.chart_objects import (
@@ -153,6 +154,14 @@ def test_the_operator_writes_what_the_chart_installs(example: Path | None, monke
     policies = {o["metadata"]["name"] for o in objs if o["kind"].startswith("ValidatingAdmissionPolicy")}
     guard = f"{cluster_name(release, namespace)}-pod-deletion-cost"
     assert patches_pods is (guard in policies) is values["deletionCost"]["enabled"]
+    assert doctor.guard_name(settings) == guard, "`kubectl homing doctor` looks for this release's guard"
+
+
+def test_doctor_finds_the_kustomize_install_s_guard() -> None:
+    """manifests/base names the guard after its webhook configuration too."""
+    names = {d["metadata"]["name"] for d in yaml.safe_load_all((ROOT / "manifests" / "base" / "pod-deletion-cost-policy.yaml").read_text())
+             if d and d["kind"] == "ValidatingAdmissionPolicy"}
+    assert names == {doctor.guard_name(Settings())}
 
 
 @pytest.mark.parametrize("example", CASES, ids=IDS)

@@ -48,9 +48,17 @@ async def settings_namespace(kube: Kube, operator) -> str:
 
 
 @pytest.fixture
-def guard_applied(kubeconfig: Path, tmp_path: Path):
+def guard_applied(kubeconfig: Path, tmp_path: Path, operator):
+    """The base's policy and binding, named after the test operator's webhook configuration as
+    an install names them (doctor.guard_name)."""
+    name = operator.env()["HOMING_WEBHOOK__CONFIGURATION_NAME"] + "-pod-deletion-cost"
+    docs = [d for d in yaml.safe_load_all((BASE / "pod-deletion-cost-policy.yaml").read_text()) if d]
+    for d in docs:
+        d["metadata"]["name"] = name
+        if d["kind"] == "ValidatingAdmissionPolicyBinding":
+            d["spec"]["policyName"] = name
     policy = tmp_path / "policy.yaml"
-    policy.write_text((BASE / "pod-deletion-cost-policy.yaml").read_text())
+    policy.write_text(yaml.safe_dump_all(docs))
     assert kubectl(kubeconfig, "apply", "-f", str(policy)).returncode == 0
     yield
     kubectl(kubeconfig, "delete", "-f", str(policy), "--ignore-not-found", "--wait=false")

@@ -22,7 +22,6 @@ from homing.engine.identity.scope import DECISION_ANNOTATION
 from homing.kube.client import Kube, KubeError
 from homing.kube.leader.patch_guard import policies_served
 
-GUARD = "homing-pod-deletion-cost"  # manifests/base/pod-deletion-cost-policy.yaml
 WEBHOOKS = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
 POLICIES = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies"
 BINDINGS = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings"
@@ -105,7 +104,14 @@ async def decision(kube: Kube, settings: Settings, namespace: str) -> Check:
                  "CIDRs, the Service and that homing's pods are ready")
 
 
-async def guard(kube: Kube) -> Check:
+def guard_name(settings: Settings) -> str:
+    """The pod-patch guard's name: the webhook configuration's with `-pod-deletion-cost`, as the
+    install names both (manifests/base: homing; a Helm release: <namespace>-<fullname>)."""
+    return f"{settings.webhook.configuration_name}-pod-deletion-cost"
+
+
+async def guard(kube: Kube, settings: Settings) -> Check:
+    name = guard_name(settings)
     served = await policies_served(kube)
     if served is None:
         return Check("pod-patch guard", None, "could not ask the API server which policies it serves")
@@ -115,15 +121,16 @@ async def guard(kube: Kube) -> Check:
     missing = []
     for path, kind in ((POLICIES, "ValidatingAdmissionPolicy"), (BINDINGS, "ValidatingAdmissionPolicyBinding")):
         try:
-            await kube.request("GET", f"{path}/{GUARD}")
+            await kube.request("GET", f"{path}/{quote(name)}")
         except KubeError as err:
             if err.status != 404:
-                return _unknown("pod-patch guard", err, f"{kind} {GUARD}")
+                return _unknown("pod-patch guard", err, f"{kind} {name}")
             missing.append(kind)
     if missing:
-        return Check("pod-patch guard", False, f"{' and '.join(missing)} {GUARD} missing: homing's pod patches are held "
-                                               "by RBAC alone", "apply manifests/base/pod-deletion-cost-policy.yaml")
-    return Check("pod-patch guard", True, f"{GUARD} and its binding installed")
+        return Check("pod-patch guard", False,
+                     f"{' and '.join(missing)} {name} missing: homing's pod patches are held by RBAC alone",
+                     "re-apply the install's policy (manifests/base/pod-deletion-cost-policy.yaml; Helm: deletionCost.enabled=true)")
+    return Check("pod-patch guard", True, f"{name} and its binding installed")
 
 
 async def writer(kube: Kube, settings: Settings, now: datetime.datetime) -> Check:
@@ -152,7 +159,7 @@ async def run(kube: Kube, namespace: str, settings: Settings, now: datetime.date
     report = Report(namespace)
     report.checks.append(await webhook_configuration(kube, settings))
     report.checks.append(await decision(kube, settings, namespace))
-    report.checks.append(await guard(kube))
+    report.checks.append(await guard(kube, settings))
     report.checks.append(await writer(kube, settings, now))
     return report
 
