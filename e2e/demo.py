@@ -1,10 +1,13 @@
 """`make demo`: the tidal story on the real Volcano scheduler, in a few minutes.
 
 A local control plane with Volcano and kwok, 16 fake 8-NPU nodes in two super-pods.
-Training runs; inference scales out and preempts it; inference scales in at night and
-the training job comes back. The same story runs twice, without and with homing, from the
-same dawn layout (the nodes each workload starts on), and prints where each rank went, the
-image pulls it cost, and which of the two did better."""
+Training runs on 8 nodes, inference on 4, 4 are idle; inference peaks at 12 replicas and
+preempts the training job; in the evening inference scales in to 8, and the training job
+comes back on the 8 nodes that are free then. Which they are is the ReplicaSet's choice of
+the replicas it deletes: nodes the job ran on hold its 30 GB image, the others pull it. The
+same story runs twice, without and with homing (its home terms and its deletion-cost
+marks), from the same dawn layout (the nodes each workload starts on), and prints where
+each rank went, the image pulls it cost, and which of the two did better."""
 from __future__ import annotations
 
 import asyncio
@@ -25,6 +28,21 @@ BANDWIDTH_GBPS = MODEL_BANDWIDTH_GBPS
 RANKS = 8
 NODES = 16
 VARIANTS = ("volcano", "volcano+homing")
+# The tide: inference peaks at 12 replicas, which takes the 4 idle nodes and half the training
+# job's (the job restarts whole), then scales in by 4 in the evening. Which 4 replicas go is the
+# ReplicaSet's choice among the 8 the peak added, half of them on training's nodes, half on
+# nodes that never held its image: a rank sent to one of those pulls the 30 GB image again.
+# homing marks the replicas on the job's homes to go first (behaviour.md "Deletion cost").
+PEAK, EVENING = 12, 8
+MARKS_WAIT_S = 30.0  # homing writes a few marks at its bounded patch rate: seconds
+
+
+async def marks_written(c: TidalCluster) -> None:
+    """With homing, the evening begins once every replica on the waiting job's homes carries
+    homing's mark (an evening comes hours after the peak; here seconds after)."""
+    deadline = asyncio.get_running_loop().time() + MARKS_WAIT_S
+    while c.recorder.unmarked_on_waiting_homes() and "homing" in c.variant and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.2)
 
 
 def say(text: str = "") -> None:
@@ -55,12 +73,13 @@ async def story(variant: str, layout: Layout, quiet: bool = False) -> dict:
         await c.settle()
         before = {k: v for k, v in c.recorder.last_node.items() if k.startswith("llama/")}
         if not quiet:
-            say(f"   [{variant}] training runs on {len(set(before.values()))} nodes; inference scales 4 -> 12 and preempts it")
-        await c.scale("qwen", 12)
+            say(f"   [{variant}] training runs on {len(set(before.values()))} nodes; inference scales 4 -> {PEAK} and preempts it")
+        await c.scale("qwen", PEAK)
         await c.settle()
+        await marks_written(c)
         if not quiet:
-            say(f"   [{variant}] night: inference scales in to 4; Volcano restarts the training job")
-        await c.scale("qwen", 4)
+            say(f"   [{variant}] evening: inference scales in to {EVENING}; Volcano restarts the training job")
+        await c.scale("qwen", EVENING)
         await c.settle(quiet=5, until=lambda: sum(r.key.startswith("llama/") for r in c.recorder.replacements) >= RANKS)
         after = {k: v for k, v in c.recorder.last_node.items() if k.startswith("llama/")}
         return {"before": before, "after": after, "summary": c.recorder.summary()}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # homing installed on the kind cluster from the release's artifacts alone, as a platform team
-# would from a release page (docs/install.md): `make release`'s chart package and install.yaml,
+# would from a release page (docs/dev/release.md): `make release`'s chart package and install.yaml,
 # checked against their SHA256SUMS and used from a folder outside the checkout.
 #   1. the chart package into a namespace `--create-namespace` makes, with a values file that
 #      sets resources, nodeSelector, tolerations and imagePullSecrets (release-values.yaml);
