@@ -7,6 +7,8 @@
 - homing-VERSION-linux-ARCH.cdx.json: its SBOM (CycloneDX JSON, cyclonedx-py over the
   image's own virtualenv);
 - homing-VERSION.tgz: the chart (`helm package`, version and appVersion VERSION);
+- homing-PKG-py3-none-any.whl: the Python package (PKG: pyproject.toml's version), which puts
+  `kubectl-homing` (and `homing`) on PATH: the CLI installed alone, `pipx install` of the file;
 - install.yaml: `kubectl kustomize manifests/` with the image tag VERSION;
 - SHA256SUMS: `sha256sum -c SHA256SUMS` format over all of the above.
 
@@ -76,9 +78,14 @@ def arch(platform: str) -> str:
     return cpu
 
 
-def artifact_names(version: str, platforms: list[str]) -> list[str]:
+def artifact_names(version: str, platforms: list[str], package: str | None = None) -> list[str]:
+    """`package`: the Python package's version (pyproject.toml's), which names the wheel."""
     names = [f"{IMAGE}-{version}-linux-{arch(p)}{ext}" for p in platforms for ext in (".tar.gz", ".cdx.json")]
-    return sorted([*names, f"{IMAGE}-{version}.tgz", "install.yaml"])
+    return sorted([*names, f"{IMAGE}-{version}.tgz", wheel_name(package or version), "install.yaml"])
+
+
+def wheel_name(package: str) -> str:
+    return f"{IMAGE}-{package}-py3-none-any.whl"
 
 
 def labels(version: str, revision: str, created: str, source: str | None) -> dict[str, str]:
@@ -229,6 +236,19 @@ def package_chart(version: str, out: Path) -> Path:
     return out / f"{IMAGE}-{version}.tgz"
 
 
+def build_wheel(out: Path, epoch: int) -> Path:
+    """The package as a wheel (pip's isolated build with pyproject.toml's setuptools); file
+    times from SOURCE_DATE_EPOCH, so a commit builds the same wheel again."""
+    env = {**os.environ, "SOURCE_DATE_EPOCH": str(epoch)}
+    with tempfile.TemporaryDirectory(prefix="homing-wheel-") as tmp:
+        run(sys.executable, "-m", "pip", "wheel", "--quiet", "--disable-pip-version-check", "--no-deps", "--wheel-dir", tmp,
+            ROOT, env=env)
+        (built,) = Path(tmp).glob("*.whl")
+        dest = out / built.name
+        shutil.move(built, dest)
+    return dest
+
+
 def render_install(version: str, dest: Path, work: Path) -> None:
     folder = overlay(version, ROOT / "manifests", work / "overlay")
     text = run(tool("kubectl"), "kustomize", folder, capture_output=True, text=True).stdout
@@ -264,6 +284,7 @@ def main(argv: list[str] | None = None) -> int:
         # The quick artifacts first: a chart or kustomization that fails does so before the images' minutes.
         package_chart(a.version, out)
         render_install(a.version, out / "install.yaml", work)
+        build_wheel(out, epoch)
 
         name = f"{IMAGE}:{a.version}"
         for platform, cpu in zip(platforms, arches):
@@ -278,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
         if (host := HOST_ARCH.get(machine())) in arches:
             run("docker", "tag", f"{IMAGE}:{a.version}-{host}", name)  # the plain name: this machine's platform
 
-        names = artifact_names(a.version, platforms)
+        names = artifact_names(a.version, platforms, project_version())
         have = sorted(p.name for p in out.iterdir())
         if have != names:
             raise ReleaseError(f"dist/ holds {have}, expected {names}")

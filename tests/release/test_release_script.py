@@ -9,6 +9,7 @@ import io
 import re
 import subprocess
 import tarfile
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -83,7 +84,12 @@ def test_the_artifacts_of_two_platforms():
     assert release.artifact_names("1.2.3", ["linux/amd64", "linux/arm64"]) == [
         "homing-1.2.3-linux-amd64.cdx.json", "homing-1.2.3-linux-amd64.tar.gz",
         "homing-1.2.3-linux-arm64.cdx.json", "homing-1.2.3-linux-arm64.tar.gz",
-        "homing-1.2.3.tgz", "install.yaml"]
+        "homing-1.2.3-py3-none-any.whl", "homing-1.2.3.tgz", "install.yaml"]
+
+
+def test_the_wheel_is_named_by_the_python_package_s_version():
+    """A forced VERSION names the images and the chart; the package inside keeps pyproject.toml's."""
+    assert "homing-0.1.0-py3-none-any.whl" in release.artifact_names("0.2.0-rc.1", [], package="0.1.0")
 
 
 def test_sha256sums_is_what_sha256sum_checks(tmp_path):
@@ -166,8 +172,15 @@ def test_a_release_without_images_writes_the_chart_install_yaml_and_their_sums(t
     version = release.project_version()
     assert release.main([version, "--platforms", ""]) == 0
     dist = tmp_path / "dist"
-    assert sorted(p.name for p in dist.iterdir()) == ["SHA256SUMS", f"homing-{version}.tgz", "install.yaml"]
+    wheel = f"homing-{version}-py3-none-any.whl"
+    assert sorted(p.name for p in dist.iterdir()) == ["SHA256SUMS", wheel, f"homing-{version}.tgz", "install.yaml"]
     assert subprocess.run(["sha256sum", "--check", "--strict", "SHA256SUMS"], cwd=dist, capture_output=True).returncode == 0
+    # The CLI installable alone: the wheel names kubectl-homing as a console script.
+    with zipfile.ZipFile(dist / wheel) as whl:
+        (entry_points,) = [n for n in whl.namelist() if n.endswith(".dist-info/entry_points.txt")]
+        scripts = whl.read(entry_points).decode()
+        assert "kubectl-homing = homing.cli:kubectl_plugin" in scripts
+        assert "homing/cli/doctor.py" in whl.namelist()
 
 
 # -- the tag workflow -------------------------------------------------------------------------
