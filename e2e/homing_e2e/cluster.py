@@ -12,6 +12,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+import yaml
+
 from homing_e2e.pki import make_pki
 
 E2E_DIR = Path(__file__).resolve().parent.parent
@@ -63,6 +65,21 @@ contexts:
   context: {{cluster: local, user: admin}}
 current-context: local
 """
+
+
+def webhook_client_config(workdir: Path, pki: dict[str, Path]) -> Path:
+    """The API server presents pki's webhook-client certificate to every webhook that asks for
+    one (WebhookAdmission's kubeConfigFile, user "*"), as a cluster that has webhooks verify
+    their caller is set up; a webhook that asks for none sees no difference."""
+    users = workdir / "webhook-client.kubeconfig"
+    users.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "Config", "users": [
+        {"name": "*", "user": {"client-certificate": str(pki["webhook-client.crt"]), "client-key": str(pki["webhook-client.key"])}}]}))
+    config = workdir / "admission.yaml"
+    config.write_text(yaml.safe_dump({"apiVersion": "apiserver.config.k8s.io/v1", "kind": "AdmissionConfiguration", "plugins": [
+        {"name": plugin, "configuration": {"apiVersion": "apiserver.config.k8s.io/v1", "kind": "WebhookAdmissionConfiguration",
+                                           "kubeConfigFile": str(users)}}
+        for plugin in ("MutatingAdmissionWebhook", "ValidatingAdmissionWebhook")]}))
+    return config
 
 
 class LocalControlPlane:
@@ -163,6 +180,7 @@ class LocalControlPlane:
                 "--authorization-mode=Node,RBAC",
                 "--allow-privileged=true",
                 "--v=1",
+                f"--admission-control-config-file={webhook_client_config(self.workdir, pki)}",
                 *self.apiserver_args,
             ],
             binary=f"{self.release}/kube-apiserver" if self.release else None,

@@ -1,5 +1,6 @@
 """Certificates for the local control plane: one CA, the API server's serving cert,
-an admin client cert (system:masters) and the service-account signing key."""
+an admin client cert (system:masters), the API server's client cert for webhooks and the
+service-account signing key."""
 from __future__ import annotations
 
 import datetime
@@ -41,6 +42,9 @@ def _cert(subject, issuer, key_public, signer, *, ca=False, sans=(), usage=None)
     return builder.sign(signer, hashes.SHA256())
 
 
+WEBHOOK_CLIENT = "kube-apiserver-webhook-client"
+
+
 def make_pki(directory: Path) -> dict[str, Path]:
     directory.mkdir(parents=True, exist_ok=True)
     ca_key = ec.generate_private_key(ec.SECP256R1())
@@ -68,6 +72,11 @@ def make_pki(directory: Path) -> dict[str, Path]:
     admin, admin_key = _client(ca_name, ca_key, "homing-e2e-admin", ("system:masters",))
     write("admin.crt", admin)
     write("admin.key", admin_key)
+    # What the API server presents to a webhook that asks for a client certificate
+    # (cluster.py's admission configuration; the operator's webhook.client_ca_file).
+    hook, hook_key = _client(ca_name, ca_key, WEBHOOK_CLIENT, ())
+    write("webhook-client.crt", hook)
+    write("webhook-client.key", hook_key)
     sa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     write("sa.key", _pem_key(sa_key))
     write(

@@ -23,6 +23,13 @@ def run() -> None:
 
     settings = Settings()  # refuses bad weights before anything starts
     logs.configure(settings.log_level)
+    if ca := settings.webhook.client_ca_file:  # unreadable: stop here rather than serve unverified
+        from homing.kube.certs.certstore import serving_context
+
+        try:
+            serving_context(ca)
+        except OSError as err:  # ssl.SSLError included
+            sys.exit(f"homing: webhook.client_ca_file {ca!r} cannot be used to verify the API server: {err}")
     asyncio.run(operate(settings.health_port, settings.liveness_port, settings.health.drain_seconds, settings.metrics_port))
 
 

@@ -174,6 +174,12 @@ class Webhook(BaseModel):
     # this directory, reloaded when they change; homing then neither makes nor renews any, and
     # leaves the webhook configuration's caBundle to whoever injects it (cert-manager's cainjector).
     mounted_tls_dir: str | None = None
+    # Verify the caller: serve only clients whose certificate this CA bundle (a PEM file) signed.
+    # The API server presents one to webhooks only where its admission configuration gives it
+    # one (WebhookAdmissionConfiguration's kubeConfigFile, docs/operations.md "Security model");
+    # set this there, and nothing else on the network can have a review decided. A file that
+    # cannot be read stops the start-up: serving unverified would be a silent downgrade.
+    client_ca_file: str | None = None
     timeout_seconds: int = 2  # timeoutSeconds in the webhook configuration
     # Label selectors ({"matchLabels": ..., "matchExpressions": [...]}) added to the ones scope
     # gives each entry of the webhook configuration: a namespace (a pod) must match both, so

@@ -99,3 +99,65 @@ async def test_the_webhook_serves_tls_1_2_and_1_3_with_aead_suites_only(tmp_path
     except ssl.SSLError:
         return  # this OpenSSL cannot even offer TLS 1.1
     assert await _handshake(tmp_path, old) is None
+
+
+# -- the caller verified: webhook.client_ca_file (issue 41, item 4) --------------------------------
+
+async def _answered(tmp_path, client_ca: str | None, client: ssl.SSLContext) -> bool:
+    """Whether a client gets an answer from a server with homing's serving context."""
+    files = tls.new_files(HOSTS)
+    cert, key, _ = tls.write(files, str(tmp_path / "serving"))
+    server_context = serving_context(client_ca)
+    server_context.load_cert_chain(str(cert), str(key))
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if await reader.readline():
+            writer.write(b"ok\n")
+            await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0, ssl=server_context)
+    port = server.sockets[0].getsockname()[1]
+    client.check_hostname, client.verify_mode = False, ssl.CERT_NONE
+    try:
+        reader, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port, ssl=client), 5)
+        writer.write(b"review\n")
+        got = await asyncio.wait_for(reader.readline(), 5)
+        writer.close()
+        return got == b"ok\n"
+    except (ssl.SSLError, ConnectionError):  # TLS 1.3: the server's refusal arrives as the client reads
+        return False
+    finally:
+        server.close()
+
+
+def _client_with(cert: tuple | None = None, maximum: ssl.TLSVersion | None = None) -> ssl.SSLContext:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    if maximum:
+        context.maximum_version = maximum
+    if cert:
+        context.load_cert_chain(str(cert[0]), str(cert[1]))
+    return context
+
+
+@pytest.mark.parametrize("version", [ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3])
+async def test_with_a_client_ca_only_the_clients_it_signed_are_answered(tmp_path, version):
+    from homing_e2e.pki import WEBHOOK_CLIENT, make_pki
+
+    ours, theirs = make_pki(tmp_path / "ours"), make_pki(tmp_path / "theirs")
+    signed = (ours["webhook-client.crt"], ours["webhook-client.key"])
+    assert WEBHOOK_CLIENT  # the API server's client certificate, as the harness gives it
+    ca = str(ours["ca.crt"])
+    assert await _answered(tmp_path, ca, _client_with(signed, version))
+    assert not await _answered(tmp_path, ca, _client_with(None, version)), "no certificate: no answer"
+    assert not await _answered(tmp_path, ca, _client_with((theirs["webhook-client.crt"], theirs["webhook-client.key"]), version)), \
+        "a certificate another CA signed: no answer"
+    assert await _answered(tmp_path, None, _client_with(None, version)), "without a client CA, any client (the default)"
+
+
+def test_an_unreadable_client_ca_is_refused(tmp_path):
+    with pytest.raises(OSError):
+        serving_context(str(tmp_path / "missing.crt"))
+    (tmp_path / "garbage.crt").write_text("not a certificate")
+    with pytest.raises(OSError):  # ssl.SSLError
+        serving_context(str(tmp_path / "garbage.crt"))

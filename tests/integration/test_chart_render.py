@@ -223,6 +223,18 @@ def test_the_network_policy_takes_cidrs_and_peers() -> None:
     assert nowhere.returncode != 0 and "could never reach the webhook" in nowhere.stderr
 
 
+def test_the_client_ca_is_mounted_and_named_to_the_operator(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    objs = rendered(None, "homing", "homing-system", "--set", "webhook.clientCA.configMap=apiserver-webhook-client-ca")
+    settings = pod_settings(objs, monkeypatch, tmp_path)
+    pod = one(objs, "Deployment")["spec"]["template"]["spec"]
+    (mount,) = [m for m in container(objs)["volumeMounts"] if m["name"] == "client-ca"]
+    assert settings.webhook.client_ca_file == f"{mount['mountPath']}/ca.crt" and mount["readOnly"]
+    assert {"name": "client-ca", "configMap": {"name": "apiserver-webhook-client-ca"}} in pod["volumes"]
+    off = rendered(None, "homing", "homing-system")
+    assert pod_settings(off, monkeypatch, tmp_path).webhook.client_ca_file is None
+    assert "client-ca" not in {v["name"] for v in one(off, "Deployment")["spec"]["template"]["spec"]["volumes"]}
+
+
 def test_image_digest_and_tag() -> None:
     objs = rendered(None, "homing", "homing-system", "--set", "image.tag=1.2.3,image.digest=sha256:" + "a" * 64)
     assert container(objs)["image"] == "homing:1.2.3@sha256:" + "a" * 64
@@ -281,6 +293,7 @@ CHART_OWNED = {
     "metrics_port", "health_port", "liveness_port",
     "webhook.port", "webhook.url", "webhook.service_name", "webhook.service_namespace", "webhook.configuration_name",
     "webhook.manage_configuration", "webhook.tls_dir", "webhook.tls_secret", "webhook.mounted_tls_dir", "webhook.timeout_seconds",
+    "webhook.client_ca_file",
     "webhook.namespace_selector", "webhook.object_selector",
     "replicas.namespace", "replicas.lease_name", "replicas.member_prefix", "replicas.identity",
     "deletion_cost.enabled", "topology.device_info", "topology.noded",

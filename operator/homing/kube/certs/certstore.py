@@ -80,11 +80,17 @@ class _DirectoryStore:
 AEAD_TLS12 = "ECDHE+AESGCM:ECDHE+CHACHA20"
 
 
-def serving_context() -> ssl.SSLContext:
+def serving_context(client_ca_file: str | None = None) -> ssl.SSLContext:
+    """`client_ca_file`: only clients with a certificate it signed get past the handshake
+    (config.Webhook.client_ca_file); without it, any client may connect, as Kubernetes'
+    webhooks commonly do."""
     context = ssl.create_default_context(purpose=ssl.Purpose.CLIENT_AUTH)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
     context.set_ciphers(AEAD_TLS12)
     context.options |= ssl.OP_NO_RENEGOTIATION
+    if client_ca_file:
+        context.load_verify_locations(cafile=client_ca_file)
+        context.verify_mode = ssl.CERT_REQUIRED
     return context
 
 
@@ -105,7 +111,7 @@ class Certificates:
         else:
             self.store = _DirectoryStore(w.tls_dir)
         self.served_dir = Path(w.tls_dir) / "served"  # what the server loads; kopf watches generation 0, never rewritten
-        self.context = serving_context()
+        self.context = serving_context(w.client_ca_file)
         self.files: dict[str, bytes] = {}
         self.generation = 0
 
