@@ -152,13 +152,8 @@ async def unbound(c: TidalCluster, step: str) -> str:
 
 
 async def marks_written(c: TidalCluster, step: str) -> None:
-    """Waits (up to MARKS_WAIT_S) until homing has marked every replica on a waiting gang's home.
-    A night comes hours after the morning; here seconds after, when homing, writing its marks at
-    its bounded rate, may not have reached them all: what the night measures is the marks' effect."""
-    start = time.monotonic()
-    while c.recorder.unmarked_on_waiting_homes() and time.monotonic() - start < MARKS_WAIT_S:
-        await asyncio.sleep(0.2)
-    if left := c.recorder.unmarked_on_waiting_homes():
+    """TidalCluster.marks_written, saying when some were still unmarked at MARKS_WAIT_S."""
+    if left := await c.marks_written(MARKS_WAIT_S):
         log(f"  {step}: {left} replicas on waiting homes still unmarked after {MARKS_WAIT_S:.0f} s")
 
 
@@ -268,7 +263,7 @@ class Setting:
 # A stepped night's period between steps: longer than Volcano takes to place a gang once its
 # room is idle (about a second here); an HPA scale-down policy steps at its sync period, 15 s.
 SCALE_IN_PERIOD_S = 5.0
-MARKS_WAIT_S = 30.0  # 110 marks at homing's default 20 patches a second take under 6 s
+MARKS_WAIT_S = 30.0  # TidalCluster.marks_written
 
 
 SETTINGS = {

@@ -34,17 +34,6 @@ VARIANTS = ("volcano", "volcano+homing")
 # nodes that never held its image: a rank sent to one of those pulls the 30 GB image again.
 # homing marks the replicas on the job's homes to go first (behaviour.md "Deletion cost").
 PEAK, EVENING = 12, 8
-MARKS_WAIT_S = 30.0  # homing writes a few marks at its bounded patch rate: seconds
-
-
-async def marks_written(c: TidalCluster) -> None:
-    """With homing, the evening begins once every replica on the waiting job's homes carries
-    homing's mark (an evening comes hours after the peak; here seconds after)."""
-    deadline = asyncio.get_running_loop().time() + MARKS_WAIT_S
-    while c.recorder.unmarked_on_waiting_homes() and "homing" in c.variant and asyncio.get_running_loop().time() < deadline:
-        await asyncio.sleep(0.2)
-
-
 def say(text: str = "") -> None:
     print(text, flush=True)
 
@@ -76,7 +65,8 @@ async def story(variant: str, layout: Layout, quiet: bool = False) -> dict:
             say(f"   [{variant}] training runs on {len(set(before.values()))} nodes; inference scales 4 -> {PEAK} and preempts it")
         await c.scale("qwen", PEAK)
         await c.settle()
-        await marks_written(c)
+        if "homing" in variant:  # the evening begins once homing's marks are written (seconds)
+            await c.marks_written()
         if not quiet:
             say(f"   [{variant}] evening: inference scales in to {EVENING}; Volcano restarts the training job")
         await c.scale("qwen", EVENING)

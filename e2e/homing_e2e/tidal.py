@@ -831,6 +831,17 @@ class TidalCluster:
             await self.kube.request("PATCH", f"/api/v1/nodes/{node}/status", content_type=STRATEGIC_MERGE_PATCH,
                                     body={"status": {"conditions": [condition]}})
 
+    async def marks_written(self, timeout: float = 30.0) -> int:
+        """Waits (up to `timeout`; 110 marks at homing's default 20 patches a second take under
+        6 s) until homing has marked every replica on a waiting gang's home, and returns how
+        many are still unmarked. A night comes hours after the morning; here seconds after, when
+        homing, writing its marks at its bounded rate, may not have reached them all: what the
+        night measures is the marks' effect."""
+        deadline = time.monotonic() + timeout
+        while self.recorder.unmarked_on_waiting_homes() and time.monotonic() < deadline:
+            await asyncio.sleep(0.2)
+        return self.recorder.unmarked_on_waiting_homes()
+
     async def settle(self, quiet: float = 3.0, at_least: float = 4.0, timeout: float = 90.0,
                      until: Callable[[], bool] | None = None) -> None:
         """Waits until no pod has been created, bound or deleted for `quiet` seconds, no

@@ -142,11 +142,10 @@ def _client_with(cert: tuple | None = None, maximum: ssl.TLSVersion | None = Non
 
 @pytest.mark.parametrize("version", [ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3])
 async def test_with_a_client_ca_only_the_clients_it_signed_are_answered(tmp_path, version):
-    from homing_e2e.pki import WEBHOOK_CLIENT, make_pki
+    from homing_e2e.pki import make_pki
 
     ours, theirs = make_pki(tmp_path / "ours"), make_pki(tmp_path / "theirs")
-    signed = (ours["webhook-client.crt"], ours["webhook-client.key"])
-    assert WEBHOOK_CLIENT  # the API server's client certificate, as the harness gives it
+    signed = (ours["webhook-client.crt"], ours["webhook-client.key"])  # the API server's, as the harness gives it
     ca = str(ours["ca.crt"])
     assert await _answered(tmp_path, ca, _client_with(signed, version))
     assert not await _answered(tmp_path, ca, _client_with(None, version)), "no certificate: no answer"
