@@ -54,6 +54,11 @@ class Preferences(BaseModel):
     # Tenant-strict clusters: image-warm from homing's memory of the pod's own namespace only,
     # not from kubelet reports (which show where any tenant's images are).
     image_warm_namespace_only: bool = False
+    # Pulls first: the leader labels each node with the large images its kubelet reports
+    # (labels.image_prefix), and the home and image-warm terms ask for those labels, so the
+    # scheduler sees at bind time whether a node still holds the image (behaviour.md
+    # "Image labels"). Off, or without the right to patch nodes: host-name terms as written at admission.
+    image_labels: bool = True
     vacant_homes: bool = True  # keep clear of every owner's vacant homes, not only siblings'
     displace_few: bool = True  # nothing free: the burst prefers one lower-priority workload's nodes
     free_room: bool = True  # beside displace few: the nodes free at admission first
@@ -95,6 +100,7 @@ class Labels(BaseModel):
     rack: str = "homing.io/rack-id"  # names a node's rack
     fault: str = "homing.io/fault"  # any value marks the node unhealthy
     sub_health: str = "homing.io/sub-healthy"  # any value marks the node sub-healthy
+    image_prefix: str = "image.homing.io"  # <prefix>/<hash of the image name>: the node holds that image
 
 
 class Topology(BaseModel):
@@ -117,6 +123,9 @@ class Bounds(BaseModel):
     max_ranks: int = Field(1_000_000, ge=1)
     max_ranks_per_owner: int = Field(8192, ge=1)  # keeps one PlacementMemory well under etcd's 1.5 MiB
     max_image_runs: int = Field(1_000_000, ge=1)  # (image, node) runs kept for image-warm; least recently run images go first
+    # Images at least this large get a node label (preferences.image_labels): below it a pull
+    # takes seconds, and a label per sidecar would crowd the node's labels.
+    image_label_min_bytes: int = Field(1_000_000_000, ge=0)
 
 
 class Lifetimes(BaseModel):

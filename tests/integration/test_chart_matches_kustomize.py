@@ -39,8 +39,6 @@ RENAMED = {
     ("PriorityClass", "", "homing-nonpreempting"): f"{CLUSTER}-nonpreempting",
     ("ValidatingAdmissionPolicy", "", "homing-pod-deletion-cost"): f"{CLUSTER}-pod-deletion-cost",
     ("ValidatingAdmissionPolicyBinding", "", "homing-pod-deletion-cost"): f"{CLUSTER}-pod-deletion-cost",
-    ("ClusterRole", "", "homing-node-labels"): f"{CLUSTER}-node-labels",
-    ("ClusterRoleBinding", "", "homing-node-labels"): f"{CLUSTER}-node-labels",
     ("ValidatingAdmissionPolicy", "", "homing-node-labels"): f"{CLUSTER}-node-labels",
     ("ValidatingAdmissionPolicyBinding", "", "homing-node-labels"): f"{CLUSTER}-node-labels",
     ("Role", "kube-system", "homing-deviceinfo"): f"{CLUSTER}-kube-system",

@@ -154,6 +154,11 @@ def test_the_operator_writes_what_the_chart_installs(example: Path | None, monke
     policies = {o["metadata"]["name"] for o in objs if o["kind"].startswith("ValidatingAdmissionPolicy")}
     guard = f"{cluster_name(release, namespace)}-pod-deletion-cost"
     assert patches_pods is (guard in policies) is values["deletionCost"]["enabled"]
+    labels_on = values["imageLabels"]["enabled"]
+    assert settings.preferences.image_labels is labels_on
+    patches_nodes = any(r["resources"] == ["nodes"] and r["verbs"] == ["patch"] for r in role["rules"])
+    node_guard = f"{cluster_name(release, namespace)}-node-labels"
+    assert patches_nodes is (node_guard in policies) is (labels_on or values["mindcluster"]["enabled"])
     assert doctor.guard_name(settings) == guard, "`kubectl homing doctor` looks for this release's guard"
 
 
@@ -178,7 +183,7 @@ def test_the_policies_hold_this_release_s_service_account(example: Path | None) 
 
 def test_the_deletion_cost_guard_follows_the_scope() -> None:
     objs = rendered(EXAMPLES[[p.stem for p in EXAMPLES].index("production")], "homing", "homing-system")
-    (policy,) = [o for o in objs if o["kind"] == "ValidatingAdmissionPolicy"]
+    (policy,) = [o for o in objs if o["kind"] == "ValidatingAdmissionPolicy" and o["metadata"]["name"].endswith("-pod-deletion-cost")]
     scoped = [v["expression"] for v in policy["spec"]["validations"] if "namespaceObject" in v["expression"]]
     assert scoped and 'labels[?"team.example.com/homing"].orValue("") == "on"' in scoped[0]
 
@@ -296,7 +301,7 @@ CHART_OWNED = {
     "webhook.client_ca_file",
     "webhook.namespace_selector", "webhook.object_selector",
     "replicas.namespace", "replicas.lease_name", "replicas.member_prefix", "replicas.identity",
-    "deletion_cost.enabled", "topology.device_info", "topology.noded",
+    "deletion_cost.enabled", "topology.device_info", "topology.noded", "preferences.image_labels",
 }
 
 

@@ -43,6 +43,8 @@ EXPECTED_OBJECTS = {
     "mutatingwebhookconfiguration.admissionregistration.k8s.io/homing",
     "validatingadmissionpolicy.admissionregistration.k8s.io/homing-pod-deletion-cost",
     "validatingadmissionpolicybinding.admissionregistration.k8s.io/homing-pod-deletion-cost",
+    "validatingadmissionpolicy.admissionregistration.k8s.io/homing-node-labels",
+    "validatingadmissionpolicybinding.admissionregistration.k8s.io/homing-node-labels",
 }
 
 
@@ -185,6 +187,8 @@ NEEDED = [
     ("delete", "coordination.k8s.io", "leases", "", NAMESPACE, "homing-member-old"),
     # deletion_marks.py: the pod-deletion-cost mark (the policy in manifests/base narrows it to that)
     ("patch", "", "pods", "", "team-a", "p"),
+    # image_labels.py: homing's image labels on a node (node-label-policy.yaml narrows it to them)
+    ("patch", "", "nodes", "", "", "n"),
 ]
 
 FORBIDDEN = [
@@ -195,7 +199,7 @@ FORBIDDEN = [
     ("create", "", "pods", "eviction", "team-a", "p"),
     ("create", "", "pods", "binding", "team-a", "p"),
     ("update", "", "nodes", "", "", "n"),
-    ("patch", "", "nodes", "", "", "n"),
+    ("patch", "", "nodes", "status", "", "n"),
     ("patch", "", "namespaces", "", "", "team-a"),
     ("get", "", "secrets", "", NAMESPACE, "other"),
     ("update", "", "secrets", "", NAMESPACE, "other"),
@@ -274,10 +278,6 @@ MINDCLUSTER_EXTRA = {
     "rolebinding.rbac.authorization.k8s.io/homing-deviceinfo",
     "role.rbac.authorization.k8s.io/homing-nodeinfo",
     "rolebinding.rbac.authorization.k8s.io/homing-nodeinfo",
-    "clusterrole.rbac.authorization.k8s.io/homing-node-labels",
-    "clusterrolebinding.rbac.authorization.k8s.io/homing-node-labels",
-    "validatingadmissionpolicy.admissionregistration.k8s.io/homing-node-labels",
-    "validatingadmissionpolicybinding.admissionregistration.k8s.io/homing-node-labels",
 }
 
 
@@ -303,12 +303,13 @@ async def test_the_overlay_for_clusters_before_1_30_leaves_out_the_policy_and_th
     on this API server) without the policy, its binding and the pods `patch` grant, with the
     marks switched off."""
     out = ok(kubectl(kubeconfig, "apply", "-k", str(MANIFESTS / "before-1.30"), "--dry-run=server", "-o", "name"))
-    policy = {"validatingadmissionpolicy.admissionregistration.k8s.io/homing-pod-deletion-cost",
-              "validatingadmissionpolicybinding.admissionregistration.k8s.io/homing-pod-deletion-cost"}
+    policy = {f"{kind}.admissionregistration.k8s.io/homing-{name}" for name in ("pod-deletion-cost", "node-labels")
+              for kind in ("validatingadmissionpolicy", "validatingadmissionpolicybinding")}
     assert set(out.split()) == EXPECTED_OBJECTS - policy
     rendered = [d for d in yaml.safe_load_all(ok(kubectl(kubeconfig, "kustomize", str(MANIFESTS / "before-1.30")))) if d]
     deployment = next(d for d in rendered if d["kind"] == "Deployment")
     env = {e["name"]: e.get("value") for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert not Settings(deletion_cost={"enabled": env["HOMING_DELETION_COST__ENABLED"]}).deletion_cost.enabled
+    assert not Settings(preferences={"image_labels": env["HOMING_PREFERENCES__IMAGE_LABELS"]}).preferences.image_labels
     role = next(d for d in rendered if d["kind"] == "ClusterRole" and d["metadata"]["name"] == "homing")
-    assert not any("pods" in r.get("resources", ()) and "patch" in r["verbs"] for r in role["rules"])
+    assert not any({"pods", "nodes"} & set(r.get("resources", ())) and "patch" in r["verbs"] for r in role["rules"])

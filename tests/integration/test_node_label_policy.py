@@ -1,6 +1,6 @@
-"""The MindCluster overlay's node patches are limited to its two label keys: a
-ValidatingAdmissionPolicy on the real API server refuses any other change homing's
-ServiceAccount makes to a node, and lets the two labels through."""
+"""homing's node patches are limited to its own labels (image labels, and the MindCluster
+overlay's two topology keys): a ValidatingAdmissionPolicy on the real API server refuses any
+other change homing's ServiceAccount makes to a node, and lets those labels through."""
 from __future__ import annotations
 
 import json
@@ -11,23 +11,31 @@ import pytest
 import yaml
 
 from homing.config import Settings
+from homing.engine.cluster.images import image_label
 from homing.kube.client import MERGE_PATCH, Kube
 from homing_e2e import objects as o
 from homing_e2e.kubectl import kubectl
 
 pytestmark = pytest.mark.cluster
 
-OVERLAY = Path(__file__).resolve().parents[2] / "manifests" / "mindcluster"
+BASE = Path(__file__).resolve().parents[2] / "manifests" / "base"
 
 
 def policy_documents() -> list[dict]:
-    return list(yaml.safe_load_all((OVERLAY / "node-label-policy.yaml").read_text()))
+    return list(yaml.safe_load_all((BASE / "node-label-policy.yaml").read_text()))
 
 
 def node_rbac() -> list[dict]:
-    """The overlay's cluster-wide node patch grant (what the policy narrows)."""
-    docs = yaml.safe_load_all((OVERLAY / "rbac.yaml").read_text())
-    return [d for d in docs if d and d["metadata"]["name"] == "homing-node-labels"]
+    """The base's cluster-wide node patch grant (what the policy narrows), alone in a role."""
+    (role,) = [d for d in yaml.safe_load_all((BASE / "rbac.yaml").read_text()) if d and d["kind"] == "ClusterRole"]
+    rules = [r for r in role["rules"] if r.get("resources") == ["nodes"] and r["verbs"] == ["patch"]]
+    assert rules, "the base grants homing its node patches"
+    return [{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+             "metadata": {"name": "homing-node-labels-test"}, "rules": rules},
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+             "metadata": {"name": "homing-node-labels-test"},
+             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "homing-node-labels-test"},
+             "subjects": [{"kind": "ServiceAccount", "name": "homing", "namespace": "homing-system"}]}]
 
 
 @pytest.fixture
@@ -41,9 +49,10 @@ def policy_applied(kubeconfig: Path, tmp_path: Path) -> Iterator[None]:
 
 
 def test_the_policy_names_the_label_keys_homing_writes():
-    allowed = next(v["expression"] for v in policy_documents()[0]["spec"]["variables"] if v["name"] == "allowed")
+    variables = {v["name"]: v["expression"] for v in policy_documents()[0]["spec"]["variables"]}
     labels = Settings().labels
-    assert json.loads(allowed) == [labels.superpod, labels.rack]
+    assert json.loads(variables["allowed"]) == [labels.superpod, labels.rack]
+    assert json.loads(variables["imagePrefix"]) == labels.image_prefix + "/"
 
 
 async def patch_as_homing(kube: Kube, node: str, body: dict) -> tuple[int, str]:
@@ -66,6 +75,11 @@ async def test_homing_may_set_its_two_labels_and_nothing_else(kubeconfig: Path, 
     await o.eventually(in_force, timeout=30, what="the node-label policy in force")
     superpod, rack = Settings().labels.superpod, Settings().labels.rack
     status, text = await patch_as_homing(kube, node, {"metadata": {"labels": {superpod: "7", rack: "3"}}})
+    assert status == 200, text
+    image = image_label("train:24.1", Settings().labels.image_prefix)
+    status, text = await patch_as_homing(kube, node, {"metadata": {"labels": {image: "train_24.1"}}})
+    assert status == 200, text
+    status, text = await patch_as_homing(kube, node, {"metadata": {"labels": {image: None}}})
     assert status == 200, text
     refused = {
         "another label": refused_other_label,

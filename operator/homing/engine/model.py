@@ -73,6 +73,7 @@ class NodeState:
     keys: tuple[tuple[str, str], ...] = ()  # (level name, label key)
     npus: int | None = None  # allocatable accelerators, when the node reports them
     images: frozenset[str] = frozenset()  # normalised names of the images it holds (engine/cluster/images.py)
+    image_labels: frozenset[str] = frozenset()  # the image label keys it carries (engine/cluster/images.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +106,7 @@ class ClusterSnapshot:
         self.unhealthy: set[str] = set()
         self.selectors: dict[tuple[str, str], DomainExpr] = {}  # domains not named by a label
         self.image_nodes: dict[str, set[str]] = {}  # image -> nodes whose kubelet reports it
+        self.labelled: dict[str, set[str]] = {}  # image label key -> nodes that carry it
         self.max_tier = 0  # HyperNode tiers known (levels tier1..tierN)
         self.generation = 0  # counts this snapshot's changes: what views compare
         self.token = uuid.uuid4().int  # which snapshot a view was made from (views of another start over)
@@ -124,6 +126,8 @@ class ClusterSnapshot:
             self.unhealthy.add(state.name)
         for image in state.images:
             self.image_nodes.setdefault(image, set()).add(state.name)
+        for key in state.image_labels:
+            self.labelled.setdefault(key, set()).add(state.name)
         return old
 
     def remove(self, name: str) -> NodeState | None:
@@ -135,6 +139,8 @@ class ClusterSnapshot:
             self.unhealthy.discard(name)
             for image in old.images:
                 discard_from(self.image_nodes, image, name)
+            for key in old.image_labels:
+                discard_from(self.labelled, key, name)
         return old
 
     def _changed(self, name: str) -> None:
@@ -185,10 +191,25 @@ class ClusterSnapshot:
 class Operator(str, enum.Enum):
     IN = "In"
     NOT_IN = "NotIn"
+    EXISTS = "Exists"
+
+
+Expression = tuple[str, Operator, tuple[str, ...]]  # (label key, operator, values): one matchExpressions entry
+
+
+def expression_matches(expression: Expression, labels: dict[str, str]) -> bool:
+    key, operator, values = expression
+    present = labels.get(key)
+    if operator is Operator.EXISTS:
+        return present is not None
+    if operator is Operator.IN:
+        return present is not None and present in values
+    return present is None or present not in values
 
 
 class Term(BaseModel):
-    """One preferred node-affinity term: `weight` on every node where `key op values`."""
+    """One preferred node-affinity term: `weight` on every node where `key op values` and
+    every expression of `also` hold (Kubernetes ANDs a term's matchExpressions)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -197,19 +218,23 @@ class Term(BaseModel):
     key: str
     operator: Operator
     values: tuple[str, ...]
+    also: tuple[Expression, ...] = ()
+
+    @property
+    def expressions(self) -> tuple[Expression, ...]:
+        return ((self.key, self.operator, self.values), *self.also)
 
     def matches(self, labels: dict[str, str]) -> bool:
-        present = labels.get(self.key)
-        if self.operator is Operator.IN:
-            return present is not None and present in self.values
-        return present is None or present not in self.values
+        return all(expression_matches(e, labels) for e in self.expressions)
 
     def as_k8s(self) -> dict[str, Any]:
         return {
             "weight": self.weight,
             "preference": {
                 "matchExpressions": [
-                    {"key": self.key, "operator": self.operator.value, "values": list(self.values)}
+                    {"key": key, "operator": op.value} if op is Operator.EXISTS
+                    else {"key": key, "operator": op.value, "values": list(values)}
+                    for key, op, values in self.expressions
                 ]
             },
         }

@@ -18,6 +18,7 @@ from homing.kube.certs import certstore
 from homing.kube.client import Kube, KubeError
 from homing.kube.health import selfhealth
 from homing.kube.leader.deletion_marks import DeletionMarks
+from homing.kube.leader.image_labels import ImageLabels
 from homing.kube.leader.replicas import Replicas
 from homing.kube.runtime import Runtime
 from homing.kube.signals import logs, metrics
@@ -52,6 +53,8 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: object) -
     replicas = Replicas(kube, config)
     events = EventPoster(kube, enabled=lambda: replicas.leading, settings=config.events)
     rt = Runtime(config, store=Store(kube, on_refused=events.refused), events=events)
+    image_labels = ImageLabels(kube, config, lambda: replicas.leading)
+    rt.cluster.node_listeners.append(image_labels.observe)  # before start-up lists the nodes
     watched = watches.for_runtime(rt, kube)
     memo.runtime, memo.kube, memo.supervisor, memo.replicas, memo.watches = rt, kube, sup, replicas, watched
     await startup.load(rt, watched)
@@ -65,6 +68,7 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: object) -
     sup.spawn("flush", lambda: upkeep.flush_forever(rt.index, store, config, lambda: replicas.leading))
     sup.spawn("sweep", upkeep.Sweeper(rt.index, store, config, lambda: replicas.leading).forever)
     sup.spawn("deletion-marks", DeletionMarks(kube, rt, config, lambda: replicas.leading).forever)
+    sup.spawn("image-labels", image_labels.forever)
     copier = DeviceInfoCopier(rt, kube, lambda: replicas.leading).handle if config.topology.device_info else None
     startup.configmap_watches(rt, kube, sup, copier)
     upkeep.refresh_gauges(rt.index)

@@ -6,7 +6,7 @@ from types import MappingProxyType
 from typing import Any
 
 from homing.config import Labels
-from homing.engine.cluster.images import node_images
+from homing.engine.cluster.images import image_labels_of, node_images
 from homing.engine.cluster.topology.resource_levels import LevelLabels, tree_of
 from homing.engine.model import Health, NodeState, Path
 
@@ -77,4 +77,5 @@ def node_state(
         keys=keys,
         npus=allocatable_npus(node, prefixes),
         images=node_images(node),
+        image_labels=image_labels_of(node_labels, labels.image_prefix),
     )

@@ -18,6 +18,10 @@ class BeyondHome:
     """What a strategy may prefer when home is not free: warm nodes, vacant homes to avoid."""
 
     warm: tuple[str, ...] = ()  # healthy nodes holding the pod's images, none claimed, most relevant first
+    # the label keys of the pod's images (rules/image_warm.py): when set, the home and image-warm
+    # terms ask the scheduler for them at bind time instead of naming `warm`
+    image_keys: tuple[str, ...] = ()
+    sick_holders: tuple[str, ...] = ()  # unhealthy nodes carrying those labels: never image-warm
     vacant: tuple[str, ...] = ()  # other owners' (and siblings') vacant homes, most recent first
     displace: tuple[str, ...] = ()  # when nothing is free: the one victim workload's nodes
     # beside `displace`: homes of owners waiting at a lower priority, then nodes with room now, nobody's vacant home

@@ -35,6 +35,7 @@ from homing.engine.placement.job_kinds.facts import group_name, job_facts
 from homing.engine.placement.job_kinds.levels import NODE, JobTopology
 from homing.engine.placement.job_kinds.select import job_topology
 from homing.engine.placement.patch import affinity_patch
+from homing.engine.placement.rules.image_warm import image_keys
 from homing.engine.placement.strategies import Placement, RankContext, node_strategy, pool_strategy
 from homing.engine.placement.strategies.blocks import block_domains
 
@@ -130,6 +131,8 @@ def beyond_home(
     claimed = claimed_homes(index, owner_key, siblings or (), own_home, now, limit, generation) if p.claimed_homes else ()
     namespace = (pod.get("metadata") or {}).get("namespace") or ""
     images, reported = pod_images(pod), not p.image_warm_namespace_only
+    # behaviour.md "Image labels": labels are the kubelets' reports, so never on tenant-strict clusters
+    keys = image_keys(images, snapshot, settings.labels.image_prefix) if p.image_labels and p.image_warm and reported else ()
     if claimed and index.restart_hold > 0:
         # Pulls first: a home kept only for a gang between its pods (it may never come back)
         # goes to a pod whose image it already holds, at no pull for that pod.
@@ -153,6 +156,8 @@ def beyond_home(
     vacant = vacant_homes(index, owner_key if rankless else None, limit) if keep_clear else ()
     return BeyondHome(
         warm=warm_nodes(images, snapshot, index, limit, namespace, claimed, reported=reported) if p.image_warm else (),
+        image_keys=keys,
+        sick_holders=tuple(n for n in snapshot.unhealthy if all(n in snapshot.labelled[k] for k in keys)) if keys else (),
         claimed=claimed,
         keep_off=p.claimed_homes,
         vacant=tuple(n for n in vacant if n not in yielded),

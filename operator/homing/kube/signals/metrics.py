@@ -76,6 +76,10 @@ PATCH_GUARD = Gauge(
     "The pod-patch guard's last self-check, 1 for the verdict it gave: holds, missing, no-api (marks off), unknown",
     ["verdict"],
 )
+IMAGE_LABEL_PATCHES = Counter(
+    "homing_image_label_patches_total",
+    "Node patches that set or removed image labels (behaviour.md \"Image labels\"), by result", ["result"]
+)
 DELETION_MARKED = Gauge("homing_deletion_marked", "Replicas homing has marked to be deleted first at scale-in")
 READY = Gauge("homing_ready", "1 once memory is loaded and the webhook is registered")
 

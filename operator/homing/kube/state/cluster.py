@@ -42,6 +42,8 @@ class ClusterState:
         self.podgroups: dict[tuple[str, str], dict[str, Any]] = {}
         self.opted_in: set[str] = set()  # namespaces labelled for homing
         self.on_namespace_gone = on_namespace_gone or (lambda _: None)
+        # told every Node event after the snapshot took it (kube/leader/image_labels.py)
+        self.node_listeners: list[Callable[[str | None, dict[str, Any]], None]] = []
         for warning in self.topology.warnings:
             log.warning("topology configuration", detail=warning)
 
@@ -80,6 +82,8 @@ class ClusterState:
         else:
             old, new = self.topology.node_changed(node)
         self._count_health(old, new)
+        for listener in self.node_listeners:
+            listener(event, node)
 
     def _count_health(self, old: Any, new: Any) -> None:
         if old is not None:

@@ -46,7 +46,11 @@ def node_strategy(ctx: RankContext, domains: Domains = NO_DOMAINS) -> Placement:
     free = bounded((n for n in ctx.beyond.free if n not in shunned), ctx.max_values)[0] if victim_nodes else ()
     # this rank's own fault nodes (a fault ranks below a claimed home), then the claimed homes
     keep_off, cut_claimed = bounded([*avoided, *ctx.beyond.claimed], ctx.max_values) if ctx.beyond.keep_off else ((), False)
-    home_t = home_term(home, health, faults, w.home, ctx.hostname_key)
+    keys = ctx.beyond.image_keys
+    home_t = home_term(home, health, faults, w.home, ctx.hostname_key, keys)
+    # with image labels: every holder of the images but the claimed homes, this rank's faults and sick holders
+    warm_t, cut_off = image_warm_term(warm, w.image_warm, ctx.hostname_key, keys,
+                                      [*avoided, *faults, *ctx.beyond.claimed, *ctx.beyond.sick_holders], ctx.max_values)
     terms = [
         t
         for t in (
@@ -54,7 +58,7 @@ def node_strategy(ctx: RankContext, domains: Domains = NO_DOMAINS) -> Placement:
             *domains.terms,
             free_room_term(free, free_room_weight(w), ctx.hostname_key),
             displace_term(victim_nodes, w.displace, ctx.hostname_key),
-            image_warm_term(warm, w.image_warm, ctx.hostname_key),
+            warm_t,
             keep_clear_term(clear, w.keep_clear, ctx.hostname_key),
             avoid_term(avoided, w.avoid_fault, ctx.hostname_key),
             *claimed_terms(keep_off, w.claimed, ctx.hostname_key),
@@ -73,5 +77,5 @@ def node_strategy(ctx: RankContext, domains: Domains = NO_DOMAINS) -> Placement:
         home=home if home_t else None,
         domains=list(domains.names),
         avoided=avoided,
-        truncated=cut_avoid or cut_siblings or cut_clear or cut_warm or cut_claimed or domains.truncated,
+        truncated=cut_avoid or cut_siblings or cut_clear or (cut_off if keys else cut_warm) or cut_claimed or domains.truncated,
     )

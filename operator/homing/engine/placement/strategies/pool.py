@@ -76,11 +76,13 @@ def _beyond_pool(beyond: BeyondHome, w: Weights | None, hostname_key: str, max_v
     victim_nodes, _ = bounded(beyond.displace, max_values)
     free = bounded(beyond.free, max_values)[0] if victim_nodes else ()
     claimed, cut_claimed = bounded(beyond.claimed, max_values)
+    warm_t, cut_off = image_warm_term(warm, w.image_warm, hostname_key, beyond.image_keys,
+                                      [*beyond.claimed, *beyond.sick_holders], max_values)
     terms = kept((
         free_room_term(free, free_room_weight(w), hostname_key),
         displace_term(victim_nodes, w.displace, hostname_key),
-        image_warm_term(warm, w.image_warm, hostname_key),
+        warm_t,
         keep_clear_term(clear, w.keep_clear, hostname_key),
         *claimed_terms(claimed, w.claimed, hostname_key),
     ))
-    return terms, cut_warm or cut_clear or cut_claimed
+    return terms, (cut_off if beyond.image_keys else cut_warm) or cut_clear or cut_claimed
