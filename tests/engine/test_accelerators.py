@@ -30,3 +30,32 @@ def c(requests=None, limits=None):
 def test_accelerator_request(p, names, count, unreadable):
     got = accelerator_request(p, PREFIXES)
     assert (got.names, got.count, got.unreadable is not None) == (names, count, unreadable)
+
+
+def test_one_admission_reads_the_pod_s_accelerator_request_once(monkeypatch):
+    """Scope, the pod's load and its job's block sizes share one reading (issue 44, item 5)."""
+    from homing.config import Settings
+    from homing.engine.identity import WorkloadIndex, accelerators, scope
+    from homing.engine.memory import loads
+    from homing.engine.memory.index import MemoryIndex
+    from homing.engine.model import ClusterSnapshot, Health, NodeState
+    from homing.engine.placement import decide as decide_module
+    from homing.engine.placement.job_kinds import facts
+
+    from .helpers import NOW, npu_pod, owner
+
+    calls = []
+
+    def counted(pod, prefixes):
+        calls.append(1)
+        return accelerators.accelerator_request(pod, prefixes)
+
+    for module in (scope, facts, loads, decide_module):
+        monkeypatch.setattr(module, "accelerator_request", counted)
+    job = owner(kind="Job", uid="job")
+    index = MemoryIndex()
+    index.record_bind(job, "0", "n0", (), NOW - 100)
+    p = npu_pod(controller=job, annotations={"volcano.sh/task-index": "0"})
+    d = decide_module.decide(p, index, WorkloadIndex(), ClusterSnapshot({"n0": NodeState("n0", Health.HEALTHY, npus=8)}),
+                             Settings(), NOW)
+    assert d.home == "n0" and len(calls) == 1

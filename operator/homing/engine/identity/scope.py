@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from homing.engine.identity.accelerators import accelerator_request
+from homing.engine.identity.accelerators import AcceleratorRequest, accelerator_request
 
 DECISION_ANNOTATION = "homing.io/decision"
 HOME_ANNOTATION = "homing.io/home"
@@ -16,8 +16,9 @@ def accelerator_resources(pod: dict[str, Any], prefixes: Iterable[str]) -> list[
     return list(accelerator_request(pod, prefixes).names)
 
 
-def out_of_scope(pod: dict[str, Any], prefixes: Iterable[str]) -> str | None:
-    """Why the webhook must leave this pod alone, or None when it is in scope."""
+def out_of_scope(pod: dict[str, Any], prefixes: Iterable[str], request: AcceleratorRequest | None = None) -> str | None:
+    """Why the webhook must leave this pod alone, or None when it is in scope. `request`: the
+    pod's accelerator request when the caller has read it (one reading per admission)."""
     meta = pod.get("metadata") or {}
     if (pod.get("spec") or {}).get("nodeName"):
         return "already-bound"
@@ -26,6 +27,6 @@ def out_of_scope(pod: dict[str, Any], prefixes: Iterable[str]) -> str | None:
     for ref in meta.get("ownerReferences") or ():
         if isinstance(ref, dict) and ref.get("controller") and ref.get("kind") == "DaemonSet":
             return "daemonset"
-    if not accelerator_resources(pod, prefixes):
+    if not (request or accelerator_request(pod, prefixes)).names:
         return "no-accelerator"
     return None

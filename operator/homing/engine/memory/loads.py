@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from homing.engine.identity.accelerators import accelerator_request
+from homing.engine.identity.accelerators import AcceleratorRequest, accelerator_request
 
 BURST_SECONDS = 10.0  # admissions of one band this close together are one burst
 
@@ -41,9 +41,9 @@ class Burst:
     sent: int = 0  # pods of this burst sent to the current victim
 
 
-def pod_load(pod: dict[str, Any], owner_key: str, prefixes: tuple[str, ...]) -> Load:
+def pod_load(pod: dict[str, Any], owner_key: str, prefixes: tuple[str, ...], request: AcceleratorRequest | None = None) -> Load:
     """A pod's priority (set by the Priority admission plugin before webhooks) and the
     accelerators it requests; unreadable amounts count as none."""
     priority = (pod.get("spec") or {}).get("priority")
-    npus = accelerator_request(pod, prefixes).count
+    npus = (request or accelerator_request(pod, prefixes)).count
     return Load(owner_key, priority if isinstance(priority, int) and not isinstance(priority, bool) else 0, npus)

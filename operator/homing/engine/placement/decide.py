@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 from homing.config import Settings
 from homing.engine.cluster.images import pod_images
 from homing.engine.identity import WorkloadIndex, resolve_owner, resolve_rank
+from homing.engine.identity.accelerators import AcceleratorRequest, accelerator_request
 from homing.engine.identity.generation import pod_generation
 from homing.engine.identity.pool_group import pool_group
 from homing.engine.identity.scope import DECISION_ANNOTATION, HOME_ANNOTATION, out_of_scope
@@ -109,20 +110,22 @@ def job_npus(snapshot: ClusterSnapshot, nodes: list[str]) -> int | None:
 
 
 def topology_of(
-    pod: dict[str, Any], podgroups: PodGroups, snapshot: ClusterSnapshot, settings: Settings, nodes: list[str]
+    pod: dict[str, Any], podgroups: PodGroups, snapshot: ClusterSnapshot, settings: Settings, nodes: list[str],
+    request: AcceleratorRequest | None = None,
 ) -> JobTopology:
     """The pod's job kind and levels, from the pod and its PodGroup (behaviour.md "Topology").
     `nodes`: the job's remembered nodes, the rank's own home first."""
     namespace = (pod.get("metadata") or {}).get("namespace") or ""
     name = group_name(pod)
     podgroup = podgroups.get((namespace, name)) if name else None
-    facts = job_facts(pod, podgroup, tuple(settings.scope.resource_prefixes), job_npus(snapshot, nodes))
+    facts = job_facts(pod, podgroup, tuple(settings.scope.resource_prefixes), job_npus(snapshot, nodes), request)
     return job_topology(facts, snapshot.max_tier)
 
 
 def beyond_home(
     pod: dict[str, Any], index: MemoryIndex, snapshot: ClusterSnapshot, settings: Settings, owner_key: str, rank_key: str | None,
     own_home: str | None, now: float, siblings: tuple[str, ...] | None = None, generation: int | None = None,
+    request: AcceleratorRequest | None = None,
 ) -> BeyondHome:
     """behaviour.md "Beyond the home" candidates, as configured: homes claimed by others, warm nodes, vacant
     homes to keep clear of, and when nothing is free the one workload to displace."""
@@ -139,7 +142,7 @@ def beyond_home(
         held = held_for_a_restart(index, owner_key, now)
         warm_for_me = set(warm_nodes(images, snapshot, index, limit, namespace, (), reported)) if held else set()
         claimed = tuple(n for n in claimed if not (n in held and n in warm_for_me))
-    me = pod_load(pod, owner_key, tuple(settings.scope.resource_prefixes))
+    me = pod_load(pod, owner_key, tuple(settings.scope.resource_prefixes), request)
     evicting = nothing_free(me, snapshot, index, now)
     found = eviction_victims(me, index, snapshot) if index.lower_priority_than(me.priority) else None
     can_evict = found is not None and bool(found.nodes)
@@ -180,7 +183,9 @@ def decide(
 ) -> Decision:
     """`may_promise(owner_key, node)`: whether this replica may promise the node (behaviour.md "Admission",
     several replicas; engine/replicas/shares.py). None: a lone replica promises any node."""
-    skip = out_of_scope(pod, settings.scope.resource_prefixes)
+    # the pod's accelerator request, read once: scope, its load and its job's block sizes all need it
+    request = accelerator_request(pod, settings.scope.resource_prefixes)
+    skip = out_of_scope(pod, settings.scope.resource_prefixes, request)
     if skip:
         return Decision(outcome="skipped", reason=skip)
     owner = resolve_owner(pod, workloads)
@@ -200,7 +205,7 @@ def decide(
     siblings = None if rank is None else sibling_homes(memory, rank.index, own_home, settings.bounds.max_term_values,
                                                        index.sibling_runs)
     beyond = beyond_home(pod, index, snapshot, settings, owner.key, rank_key, own_home, now,
-                         siblings[0] if siblings else None, generation.value)
+                         siblings[0] if siblings else None, generation.value, request)
     if rank is None:
         memory = group_pool(memory, pool_group(pod))
         taken = index.occupied_nodes(owner.key) | index.promised.nodes(owner.key, now)
@@ -212,7 +217,7 @@ def decide(
     else:
         entry = memory.ranks.get(rank.key) if memory else None
         nodes = ([entry.node] if entry else []) + (list(islice(memory.home_counts, 8)) if memory else [])
-        topology = topology_of(pod, podgroups or {}, snapshot, settings, nodes)
+        topology = topology_of(pod, podgroups or {}, snapshot, settings, nodes, request)
         warnings.extend(topology.warnings)
         ctx = RankContext(
             rank=rank,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from homing.engine.identity.accelerators import accelerator_request
+from homing.engine.identity.accelerators import AcceleratorRequest, accelerator_request
 from homing.engine.identity.rank import shown
 
 GROUP_NAME_ANNOTATIONS = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/group-name")
@@ -49,10 +49,11 @@ def group_name(pod: dict[str, Any]) -> str | None:
     return None
 
 
-def job_facts(pod: dict[str, Any], podgroup: dict[str, Any] | None, resource_prefixes: tuple[str, ...], home_npus: int | None) -> JobFacts:
+def job_facts(pod: dict[str, Any], podgroup: dict[str, Any] | None, resource_prefixes: tuple[str, ...], home_npus: int | None,
+              request: AcceleratorRequest | None = None) -> JobFacts:
     meta = pod.get("metadata") or {}
     spec = pod.get("spec") or {}
-    request = accelerator_request(pod, resource_prefixes)
+    request = request or accelerator_request(pod, resource_prefixes)
     group_meta = (podgroup or {}).get("metadata") or {}
     return JobFacts(
         pod=_merged(meta),
