@@ -149,3 +149,21 @@ def test_tenant_strict_clusters_keep_host_name_terms():
     strict = Settings(preferences={"image_warm_namespace_only": True})
     d = decide(p, index, WorkloadIndex(), snap, strict, NOW)
     assert all(t.operator.value != "Exists" and not t.also for t in d.terms)
+
+
+def test_a_rankless_pod_s_pool_homes_that_lost_the_image_rank_below_a_node_that_holds_it():
+    """A Deployment's replicas: the promise goes to a pool home that still holds the image, and
+    a pool home that lost it gets no pool preference (it ranks with any other cold node)."""
+    svc = owner(kind="Deployment", uid="svc")
+    index = MemoryIndex()
+    for node in ("p0", "p1", "p2"):
+        index.record_bind(svc, None, node, (), NOW - 100 + int(node[1]))
+    labels = {"p0": {}, "p1": {KEY: "serve"}, "p2": {}, "x": {KEY: "serve"}, "y": {}}
+    snap = ClusterSnapshot({n: NodeState(n, Health.HEALTHY, image_labels=frozenset(labels[n])) for n in labels})
+    p = pod(name="svc-abc", controller=svc)
+    p["spec"]["containers"][0]["image"] = IMAGE
+    d = decide(p, index, WorkloadIndex(), snap, Settings(), NOW)
+    assert d.promise == "p1", "the pool home that still holds the image is promised"
+    patched = jsonpatch.apply_patch(p, d.patch(p))
+    scores = normalise(raw_scores(patched["spec"]["affinity"]["nodeAffinity"][PREFERRED], labels))
+    assert scores["p1"] > scores["x"] > max(scores["p0"], scores["p2"], scores["y"]), (scores, d.terms)

@@ -19,10 +19,14 @@ from homing.engine.placement.strategies.base import Placement
 from homing.engine.placement.weights import free_room_weight
 
 
-def free_homes(mem: OwnerMemory, snapshot: ClusterSnapshot, taken: set[str]) -> list[str]:
-    """Healthy pool nodes nobody holds, warm first, then most recently used."""
+def free_homes(mem: OwnerMemory, snapshot: ClusterSnapshot, taken: set[str], image_keys: tuple[str, ...] = ()) -> list[str]:
+    """Healthy pool nodes nobody holds, warm first, then most recently used. Warm: carrying the
+    pod's image labels where nodes are labelled for them, else as homing last saw it."""
+    def warm(node: str, remembered: bool) -> bool:
+        return all(node in snapshot.labelled[k] for k in image_keys) if image_keys else remembered
+
     candidates = [
-        (not entry.warm, -entry.last_used, node)
+        (not warm(node, entry.warm), -entry.last_used, node)
         for node, entry in mem.pool.items()
         if node not in taken and snapshot.health(node) is Health.HEALTHY
     ]
@@ -46,22 +50,23 @@ def pool_strategy(
     extra, cut_extra = _beyond_pool(beyond, weights, hostname_key, max_values)
     if mem is None or not mem.pool:
         return Placement(terms=extra, reason="no-memory", truncated=cut_extra)
-    free = free_homes(mem, snapshot, taken)
+    keys = beyond.image_keys
+    free = free_homes(mem, snapshot, taken, keys)
     if not free:
         return Placement(terms=extra, reason="pool-exhausted", truncated=cut_extra)
     # Several replicas: only a node in this replica's share may be promised (engine/replicas/shares.py).
     mine = [n for n in free if may_promise is None or may_promise(n)]
     if not mine:
         others, cut = bounded(free, max_values)
-        terms = kept((other_homes_term(others, other_weight, hostname_key), *extra))
+        terms = kept((other_homes_term(others, other_weight, hostname_key, keys), *extra))
         return Placement(terms=terms, reason="pool-shared", truncated=cut or cut_extra)
     promised = mine[0]
     rest = [n for n in free if n != promised]
     others, cut = bounded(rest, max_values)
     terms = kept(
         (
-            promised_home_term(promised, home_weight, hostname_key),
-            other_homes_term(others, other_weight, hostname_key),
+            promised_home_term(promised, home_weight, hostname_key, keys),
+            other_homes_term(others, other_weight, hostname_key, keys),
             *extra,
         )
     )
