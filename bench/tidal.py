@@ -246,7 +246,7 @@ async def day(c: TidalCluster, d: Day, scale_in_step: int = 0, marks: bool = Fal
 
 # what a variant's `-no-<part>` switches off: behaviour.md's preferences, the deletion-cost marks, and
 # the webhook itself (homing then watches, remembers and marks, but admits nothing: what admission costs)
-ABLATIONS = ("claimed-homes", "image-warm", "vacant-homes", "displace-few", "free-room", "deletion-marks", "webhook")
+ABLATIONS = ("claimed-homes", "image-warm", "image-labels", "vacant-homes", "displace-few", "free-room", "deletion-marks", "webhook")
 SWITCHES = {"deletion-marks": "HOMING_DELETION_COST__ENABLED",
             "webhook": "HOMING_WEBHOOK__MANAGE_CONFIGURATION"}  # the rest are HOMING_PREFERENCES__<NAME>
 
