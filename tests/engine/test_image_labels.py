@@ -107,30 +107,30 @@ def test_pulls_first_a_node_holding_the_image_beats_a_home_that_lost_it(c):
                 assert scores[a] > scores[b], (a, b, scores, d.terms)
 
 
-def test_without_labels_anywhere_the_home_term_names_the_home_alone():
-    """No node labelled for the image (labels not written, or the image held nowhere): every
-    node is as cold as the home, and the home keeps its term."""
+def _rank_zero_at_home_n0(snap: ClusterSnapshot, settings: Settings | None = None):
+    """The decision for rank 0 of a job whose home is n0."""
     job = owner(kind="Job", uid="job")
     index = MemoryIndex()
     index.record_bind(job, "0", "n0", (), NOW - 100)
-    snap = ClusterSnapshot({n: NodeState(n, Health.HEALTHY) for n in ("n0", "n1")})
     p = pod(name="job-0", controller=job, annotations={"volcano.sh/task-index": "0"})
     p["spec"]["containers"][0]["image"] = IMAGE
-    d = decide(p, index, WorkloadIndex(), snap, Settings(), NOW)
+    return decide(p, index, WorkloadIndex(), snap, settings or Settings(), NOW)
+
+
+ONE_LABELLED = {"n0": NodeState("n0", Health.HEALTHY), "n1": NodeState("n1", Health.HEALTHY, image_labels=frozenset({KEY}))}
+
+
+def test_without_labels_anywhere_the_home_term_names_the_home_alone():
+    """No node labelled for the image (labels not written, or the image held nowhere): every
+    node is as cold as the home, and the home keeps its term."""
+    d = _rank_zero_at_home_n0(ClusterSnapshot({n: NodeState(n, Health.HEALTHY) for n in ("n0", "n1")}))
     (home,) = [t for t in d.terms if t.role == "home"]
     assert home.as_k8s()["preference"]["matchExpressions"] == [
         {"key": "kubernetes.io/hostname", "operator": "In", "values": ["n0"]}]
 
 
 def test_the_home_term_asks_for_the_image_once_a_node_is_labelled():
-    job = owner(kind="Job", uid="job")
-    index = MemoryIndex()
-    index.record_bind(job, "0", "n0", (), NOW - 100)
-    snap = ClusterSnapshot({"n0": NodeState("n0", Health.HEALTHY),
-                            "n1": NodeState("n1", Health.HEALTHY, image_labels=frozenset({KEY}))})
-    p = pod(name="job-0", controller=job, annotations={"volcano.sh/task-index": "0"})
-    p["spec"]["containers"][0]["image"] = IMAGE
-    d = decide(p, index, WorkloadIndex(), snap, Settings(), NOW)
+    d = _rank_zero_at_home_n0(ClusterSnapshot(dict(ONE_LABELLED)))
     by_role = {t.role: t.as_k8s()["preference"]["matchExpressions"] for t in d.terms}
     assert by_role["home"] == [{"key": "kubernetes.io/hostname", "operator": "In", "values": ["n0"]},
                                {"key": KEY, "operator": "Exists"}]
@@ -139,15 +139,8 @@ def test_the_home_term_asks_for_the_image_once_a_node_is_labelled():
 
 def test_tenant_strict_clusters_keep_host_name_terms():
     """image_warm_namespace_only: the labels are the kubelets' reports of every tenant's images."""
-    job = owner(kind="Job", uid="job")
-    index = MemoryIndex()
-    index.record_bind(job, "0", "n0", (), NOW - 100)
-    snap = ClusterSnapshot({"n0": NodeState("n0", Health.HEALTHY),
-                            "n1": NodeState("n1", Health.HEALTHY, image_labels=frozenset({KEY}))})
-    p = pod(name="job-0", controller=job, annotations={"volcano.sh/task-index": "0"})
-    p["spec"]["containers"][0]["image"] = IMAGE
     strict = Settings(preferences={"image_warm_namespace_only": True})
-    d = decide(p, index, WorkloadIndex(), snap, strict, NOW)
+    d = _rank_zero_at_home_n0(ClusterSnapshot(dict(ONE_LABELLED)), strict)
     assert all(t.operator.value != "Exists" and not t.also for t in d.terms)
 
 
