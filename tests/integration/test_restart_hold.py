@@ -24,13 +24,18 @@ async def _ran(kube, ns: str, owner: dict, name: str, rank: str, node: str) -> N
     await o.running(kube, ns, name)
 
 
+async def _remembered(kube, ns: str, ranks: int) -> bool:
+    return any(((m.get("status") or {}).get("summary") or {}).get("ranks") == ranks for m in await o.written_memories(kube, ns))
+
+
 async def test_a_gang_deleted_whole_keeps_its_homes_claimed_until_the_hold_ends(kube, operator, ns):
     homes = [await o.node(kube, f"a{i}-{ns}") for i in range(2)]
     await o.node(kube, f"free-{ns}")
     gang = await o.owner_stand_in(kube, ns, "train-a")
     for rank, node in enumerate(homes):
         await _ran(kube, ns, gang, f"train-a-{rank}", str(rank), node)
-    await asyncio.sleep(1)  # the operator has seen them run
+    # the operator has seen both run: its leader wrote them (a fixed second was not enough on a busy machine)
+    await o.eventually(lambda: _remembered(kube, ns, 2), what="both ranks in the gang's PlacementMemory")
     for rank in range(2):
         await o.delete_pod(kube, ns, f"train-a-{rank}")  # the restart: every pod goes, none is back yet
 
