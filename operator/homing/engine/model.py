@@ -9,6 +9,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from homing.engine.cluster.labelselector import Requirement  # the engine's one label matcher
+
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 _Key = TypeVar("_Key")  # the key of an index discard_from keeps
 
@@ -197,16 +199,6 @@ class Operator(str, enum.Enum):
 Expression = tuple[str, Operator, tuple[str, ...]]  # (label key, operator, values): one matchExpressions entry
 
 
-def expression_matches(expression: Expression, labels: dict[str, str]) -> bool:
-    key, operator, values = expression
-    present = labels.get(key)
-    if operator is Operator.EXISTS:
-        return present is not None
-    if operator is Operator.IN:
-        return present is not None and present in values
-    return present is None or present not in values
-
-
 class Term(BaseModel):
     """One preferred node-affinity term: `weight` on every node where `key op values` and
     every expression of `also` hold (Kubernetes ANDs a term's matchExpressions)."""
@@ -225,7 +217,7 @@ class Term(BaseModel):
         return ((self.key, self.operator, self.values), *self.also)
 
     def matches(self, labels: dict[str, str]) -> bool:
-        return all(expression_matches(e, labels) for e in self.expressions)
+        return all(Requirement(key, op.value, frozenset(values)).holds(labels) for key, op, values in self.expressions)
 
     def as_k8s(self) -> dict[str, Any]:
         return {
