@@ -158,7 +158,8 @@ def beyond_home(
         claimed = tuple(n for n in claimed if n not in yielded)
     vacant = vacant_homes(index, owner_key if rankless else None, limit) if keep_clear else ()
     return BeyondHome(
-        warm=warm_nodes(images, snapshot, index, limit, namespace, claimed, reported=reported) if p.image_warm else (),
+        # with image labels the term asks the scheduler, not a list: none is walked
+        warm=warm_nodes(images, snapshot, index, limit, namespace, claimed, reported=reported) if p.image_warm and not keys else (),
         image_keys=keys,
         sick_holders=tuple(n for n in snapshot.unhealthy if all(n in snapshot.labelled[k] for k in keys)) if keys else (),
         claimed=claimed,
