@@ -244,3 +244,30 @@ def test_claims_grow_with_the_admitted_restart(live, admitted):
     # a home stays held exactly while some pod on it is of this restart or an unknown one
     holders = {node for node, generation in live.values() if generation is None or generation >= admitted}
     assert now == {"n1", "n2", "n3"} - holders
+
+
+class CountingOwners(dict):
+    """An index's owners, counting how often the claims look one up."""
+
+    looked = 0
+
+    def get(self, key, default=None):
+        CountingOwners.looked += 1
+        return super().get(key, default)
+
+
+def test_claims_look_at_each_owner_once_not_at_each_of_its_vacant_homes():
+    """A restarted process finds every home no live pod holds vacant (980,000 of a million
+    ranks at 5,000 nodes): the claims judged each of them, on every admission and every
+    pass of the scale-in marks, more than half the operator's CPU at that scale. An owner
+    is judged once; one that cannot claim (no pod, no hold) costs nothing more."""
+    index = index_of(World(live={0: "n0"}))  # the job is active: n1..n3 are claimed
+    for o in range(20):  # long-gone owners, each a home on every node
+        gone = owner(kind="Job", name=f"gone-{o}", api_version="batch.volcano.sh/v1alpha1", uid=f"gone-{o}")
+        for n in range(50):
+            index.record_bind(gone, f"worker/{n}", f"m{n}", (), NOW - 7200)
+            index.vacate(f"m{n}", gone.key, NOW - 3600)
+    index.owners = CountingOwners(index.owners)
+    CountingOwners.looked = 0
+    assert claimants_by_node(index, NOW) == {f"n{r}": {JOB.key} for r in (1, 2, 3)}
+    assert CountingOwners.looked <= len(index.vacant_by_owner)  # 21 owners, not 1,003 vacant homes

@@ -42,25 +42,32 @@ def pool_claims(index: MemoryIndex, mem: OwnerMemory, now: float) -> set[str]:
 
 
 def claims(index: MemoryIndex, now: float) -> Iterator[tuple[str, str]]:
-    """(node, owner key) for every claimed home, most recently vacated first. Each owner is
-    judged once per call: a night's scale-in leaves many vacant homes of one pool."""
-    active: dict[str, bool] = {}
-    pools: dict[str, set[str]] = {}
+    """(node, owner key) for every claimed home, most recently vacated first (one node's
+    claimants in the order they vacated it).
+
+    Only owners that can claim are looked at: an active ranked owner, or a pool with pending
+    pods. The others' vacant homes are most of them where a cluster keeps a long memory (a
+    restarted process finds every home no live pod holds vacant: 980,000 of a million ranks
+    at 5,000 nodes), and walking them on every admission and every pass of the scale-in marks
+    took more than half the operator's CPU there. So the cost is one check per owner with a
+    vacant home, one per claimed home, and one per node vacated, not one per vacant home."""
+    claimants: dict[str, list[str]] = {}  # node -> the owners claiming it
+    for key, nodes in index.vacant_by_owner.items():
+        mem = index.owners.get(key)
+        if mem is None:
+            continue
+        claimed = {n for n in nodes if n in mem.home_counts} if index.active(key, now) else set()
+        if mem.pool and index.pending_count(key):
+            claimed.update(n for n in pool_claims(index, mem, now) if n in nodes and n in mem.pool and n not in mem.home_counts)
+        for node in claimed:
+            claimants.setdefault(node, []).append(key)
+    if not claimants:
+        return
     for node in reversed(index.vacated_order):
-        for key in index.vacant.get(node, ()):
-            mem = index.owners.get(key)
-            if mem is None:
-                continue
-            if node in mem.home_counts:
-                if key not in active:
-                    active[key] = index.active(key, now)
-                if active[key]:
-                    yield node, key
-            elif node in mem.pool:
-                if key not in pools:
-                    pools[key] = pool_claims(index, mem, now)
-                if node in pools[key]:
-                    yield node, key
+        keys = claimants.get(node)
+        if keys:
+            since = index.vacant[node]
+            yield from ((node, key) for key in sorted(keys, key=lambda k: (since[k], k)))
 
 
 def yielded_claims(index: MemoryIndex, owner_key: str, priority: int, now: float, limit: int) -> tuple[str, ...]:
