@@ -1,10 +1,8 @@
-"""What a busy operator loop costs a webhook's answer: homing's server on a loop of its own,
-taking turns with the operator's (turns.py: a review waits for one callback of the busy
-loop), against the same server on the operator's loop (`homing-one-loop`: a review read and
-answered in the loop callback its bytes arrive in, the code before turns.py) and kopf's own
-webhook server (aiohttp: each review passes from the connection's callback to a task, a hop
-of a loop turn each), all beside a loop kept busy by tasks that work a little and yield, as
-watch events do in a burst. The client, in a process of its own, sends reviews in the Job controller's growing
+"""What a busy operator loop costs a webhook's answer: homing's server (a review read and
+answered in the loop callback its bytes arrive in) against kopf's own webhook server (aiohttp:
+each review passes from the connection's callback to a task, a hop of a loop turn each),
+both on a loop kept busy by tasks that work a little and yield, as watch events do in a
+burst. The client, in a process of its own, sends reviews in the Job controller's growing
 batches (1, 2, 4, 8 at once) over kept-alive connections and times each answer. The function
 both servers call decides in DECISION_SECONDS of CPU, as kopf's function with homing's handler
 does, without waiting, as on the real operator (`homing_admission_answers_total`).
@@ -31,7 +29,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 DECISION_SECONDS = 0.001  # kopf's function with homing's handler, about a millisecond a review (docs/benchmarks.md)
 STEP_SECONDS = 0.0003  # one watch event's work between two yields of a busy task
 BATCHES = (1, 2, 4, 8)  # the Job controller's slow start: each batch once the one before is answered
-SERVERS = ("kopf", "homing-one-loop", "homing")
+SERVERS = ("kopf", "homing")
 
 
 def work(seconds: float) -> None:
@@ -62,17 +60,6 @@ async def server(kind: str, busy_tasks: int, port: int) -> None:
         AdmissionServer("127.0.0.1", port, None, draining=lambda: False)
     async for _ in serving(decision):
         pass
-
-
-def serve(kind: str, busy_tasks: int, port: int) -> None:
-    """`homing` beside a loop that takes turns, as `python -m homing run` makes it: the server on its own."""
-    from homing.kube.admission.turns import Turns, TurnTakingLoop
-
-    if kind != "homing":
-        asyncio.run(server(kind, busy_tasks, port))
-        return
-    with asyncio.Runner(loop_factory=lambda: TurnTakingLoop(Turns())) as runner:
-        runner.run(server(kind, busy_tasks, port))
 
 
 async def client(port: int, rounds: int) -> list[float]:
@@ -131,7 +118,7 @@ def measure(kind: str, busy_tasks: int, rounds: int) -> dict:
 
 def main() -> None:
     if sys.argv[1:2] == ["--serve"]:
-        serve(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+        asyncio.run(server(sys.argv[2], int(sys.argv[3]), int(sys.argv[4])))
         return
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rounds", type=int, default=60)
@@ -148,16 +135,14 @@ def main() -> None:
                 print(json.dumps(row), flush=True)
     summary = []
     for busy_tasks in args.busy:
-        row = {"busy_tasks": busy_tasks, "loop_turn_ms": round(busy_tasks * STEP_SECONDS * 1000, 1)}
-        for kind in SERVERS:
-            for q in ("p50_ms", "p99_ms"):
-                row[f"{q}_{kind}"] = round(statistics.median(
-                    r[q] for r in runs if r["server"] == kind and r["busy_tasks"] == busy_tasks), 2)
-        row["p50_ratio_homing_to_kopf"] = round(row["p50_ms_homing"] / row["p50_ms_kopf"], 2)
-        summary.append(row)
+        med = {kind: round(statistics.median(r["p50_ms"] for r in runs if r["server"] == kind and r["busy_tasks"] == busy_tasks), 2)
+               for kind in SERVERS}
+        summary.append({"busy_tasks": busy_tasks, "loop_turn_ms": round(busy_tasks * STEP_SECONDS * 1000, 1),
+                        "p50_ms_kopf": med["kopf"], "p50_ms_homing": med["homing"],
+                        "ratio": round(med["homing"] / med["kopf"], 2)})
     for row in summary:
-        print(f"loop turn {row['loop_turn_ms']:>4} ms: p50 / p99 " + ", ".join(
-            f"{kind} {row[f'p50_ms_{kind}']} / {row[f'p99_ms_{kind}']} ms" for kind in SERVERS))
+        print(f"loop turn {row['loop_turn_ms']:>4} ms: p50 kopf's server {row['p50_ms_kopf']} ms, "
+              f"homing's {row['p50_ms_homing']} ms ({row['ratio']}x)")
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / args.out).write_text(json.dumps({"decision_seconds": DECISION_SECONDS, "step_seconds": STEP_SECONDS,
                                                  "batches": BATCHES, "runs": runs, "summary": summary}, indent=2) + "\n")

@@ -30,12 +30,7 @@ def run() -> None:
             serving_context(ca)
         except OSError as err:  # ssl.SSLError included
             sys.exit(f"homing: webhook.client_ca_file {ca!r} cannot be used to verify the API server: {err}")
-    from homing.kube.admission.turns import Turns, TurnTakingLoop
-
-    # The operator's loop takes turns with the webhook server's own (docs/design.md, "Admission
-    # on a loop of its own"): a review waits for one callback of the watch work, not a turn.
-    with asyncio.Runner(loop_factory=lambda: TurnTakingLoop(Turns())) as runner:
-        runner.run(operate(settings.health_port, settings.liveness_port, settings.health.drain_seconds, settings.metrics_port))
+    asyncio.run(operate(settings.health_port, settings.liveness_port, settings.health.drain_seconds, settings.metrics_port))
 
 
 async def operate(ready_port: int, liveness_port: int, drain_seconds: float, metrics_port: int | None = None) -> None:

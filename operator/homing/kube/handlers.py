@@ -46,10 +46,9 @@ async def start(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: object) -
     kube = await Kube.connect()
     certs = certstore.Certificates(kube, config, _webhook_hosts(config))
     await certs.start()  # the certificate, loaded into certs.context
-    server = settings.admission.server = AdmissionServer(
+    settings.admission.server = AdmissionServer(
         config.webhook.listen, config.webhook.port, certs.context, draining=lambda: drain.current.active, limits=config.webhook
     )
-    certs.load_with = server.soon  # renewals loaded on the server's own loop (turns.py)
     sup = selfhealth.current = selfhealth.Supervisor(watch_stale_seconds=config.health.watch_stale_seconds)
     replicas = Replicas(kube, config)
     events = EventPoster(kube, enabled=lambda: replicas.leading, settings=config.events)

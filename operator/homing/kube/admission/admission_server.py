@@ -27,11 +27,9 @@ from __future__ import annotations
 import asyncio
 import base64
 import ssl
-import threading
 import time
 from collections.abc import AsyncIterator, Callable
-from concurrent.futures import Future
-from contextlib import nullcontext, suppress
+from contextlib import suppress
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, cast
 
@@ -41,7 +39,6 @@ import orjson
 from homing.config import Webhook
 from homing.kube.admission import eager
 from homing.kube.admission.review_http import JSON, TEXT, Exchange, Limits, Refusal, Request
-from homing.kube.admission.turns import Turns, takes_turns
 from homing.kube.client import without_bookkeeping
 from homing.kube.signals import logs, metrics
 
@@ -170,58 +167,26 @@ class AdmissionServer:
         self.limits = limits or Webhook()
         self.http_limits = Limits(self.limits.max_head_bytes, self.limits.max_headers, self.limits.max_review_bytes)
         self.connections: set[ReviewConnection] = set()
-        self.loop: asyncio.AbstractEventLoop | None = None  # the loop serving: its own thread's, or the caller's
-        self.turns: Turns | None = None  # taken by each decision when serving beside a turn-taking loop
-        self.sweeper: asyncio.Future[None] | None = None
 
     async def __call__(self, fn: kopf.WebhookFn) -> AsyncIterator[kopf.WebhookClientConfig]:
-        caller = asyncio.get_running_loop()
-        turns = takes_turns(caller)
-        if turns is None:  # a loop that takes no turns: nothing would keep the decision off its state
-            server = await self._listen(fn, None)
-        else:
-            thread = _ServingThread(self, fn, turns)
-            await asyncio.wrap_future(thread.listening)  # a port that cannot be bound fails here, as before
-        try:
-            scheme = "https" if self.context is not None else "http"
-            # kopf's own configuration manager is off (homing writes its own): the URL is only reported.
-            yield kopf.WebhookClientConfig(url=f"{scheme}://{self.addr or 'localhost'}:{self.port}")
-            await asyncio.Event().wait()
-        finally:
-            if turns is None:
-                await self._close(server)
-            else:  # joined off the loop: the thread's last decisions may need the turns this loop holds
-                await caller.run_in_executor(None, thread.stop)
-
-    def soon(self, fn: Callable[[], object]) -> None:
-        """`fn` run on the loop that serves, between its callbacks: a certificate is loaded into
-        the server's TLS context there, never beside a handshake (OpenSSL's contexts are not
-        safe to change while another thread uses them)."""
-        loop = self.loop
-        if self.turns is None or loop is None or loop.is_closed():  # serving on the caller's loop, or not at all
-            fn()
-        else:
-            loop.call_soon_threadsafe(fn)
-
-    async def _listen(self, fn: kopf.WebhookFn, turns: Turns | None) -> asyncio.Server:
         loop = asyncio.get_running_loop()
         server = await loop.create_server(
             lambda: ReviewConnection(self, fn), self.addr or None, self.port, ssl=self.context, reuse_address=True,
             # the handshake is a new connection's first read: it gets the read timeout, not asyncio's 60 s
             ssl_handshake_timeout=self.limits.read_timeout_seconds if self.context is not None else None,
         )
-        self.loop, self.turns = loop, turns
-        self.sweeper = asyncio.ensure_future(self._sweep())
-        return server
-
-    async def _close(self, server: asyncio.Server) -> None:
-        if self.sweeper is not None:
-            self.sweeper.cancel()
-        server.close()
-        for connection in list(self.connections):
-            connection.end()
-        await server.wait_closed()
-        self.loop = None
+        sweeper = asyncio.ensure_future(self._sweep())
+        try:
+            scheme = "https" if self.context is not None else "http"
+            # kopf's own configuration manager is off (homing writes its own): the URL is only reported.
+            yield kopf.WebhookClientConfig(url=f"{scheme}://{self.addr or 'localhost'}:{self.port}")
+            await asyncio.Event().wait()
+        finally:
+            sweeper.cancel()
+            server.close()
+            for connection in list(self.connections):
+                connection.end()
+            await server.wait_closed()
 
     async def _sweep(self) -> None:
         """Closes each connection past its deadline. One timer for all: a connection only notes a
@@ -381,10 +346,8 @@ class ReviewConnection(asyncio.Protocol):
                 turned_away("not-a-pod-create")
                 return self._finish(started, 200, orjson.dumps(allowed_unchanged(review)), JSON)
             peer = self.transport.get_extra_info("peercert") if self.transport else None
-            turns = self.server.turns
             answered = eager.start(answer_review(self.fn, review, webhook=WEBHOOK_ID, headers=request.headers,
-                                                 sslpeer=peer), asyncio.get_running_loop(),
-                                   turns.decision if turns is not None else nullcontext)
+                                                 sslpeer=peer), asyncio.get_running_loop())
             if answered.done():
                 metrics.ADMISSION_ANSWERS.labels("at-arrival").inc()
                 return self._finish(started, 200, orjson.dumps(answered.result()), JSON)
@@ -438,38 +401,3 @@ class ReviewConnection(asyncio.Protocol):
             return
         self.awaiting = True
         self._wait(self.limits.idle_timeout_seconds, "idle-timeout")
-
-
-class _ServingThread:
-    """The server on a loop of its own, in a thread of its own (turns.py): listening once
-    `listening` is done, serving until `stop`."""
-
-    def __init__(self, server: AdmissionServer, fn: kopf.WebhookFn, turns: Turns) -> None:
-        self.server, self.fn, self.turns = server, fn, turns
-        self.listening: Future[None] = Future()
-        self.thread = threading.Thread(target=self._run, name="homing-admission", daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        loop = asyncio.new_event_loop()
-        try:
-            listening = loop.run_until_complete(self.server._listen(self.fn, self.turns))
-        except BaseException as err:
-            self.listening.set_exception(err)
-            loop.close()
-            return
-        self.listening.set_result(None)
-        try:
-            loop.run_forever()
-        finally:
-            try:
-                loop.run_until_complete(self.server._close(listening))
-            finally:
-                loop.close()
-
-    def stop(self) -> None:
-        loop = self.server.loop
-        if loop is not None and not loop.is_closed():
-            with suppress(RuntimeError):  # closed meanwhile: the thread is ending anyway
-                loop.call_soon_threadsafe(loop.stop)
-        self.thread.join()

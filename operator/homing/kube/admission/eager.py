@@ -9,26 +9,21 @@ then; kopf's admission path and homing's handler do not ask."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
-from collections.abc import Callable, Coroutine
-from contextlib import AbstractContextManager
+from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
 
-def start(coro: Coroutine[Any, Any, T], loop: asyncio.AbstractEventLoop,
-          guard: Callable[[], AbstractContextManager[object]] = contextlib.nullcontext) -> asyncio.Future[T]:
-    """A future of the coroutine's result; already done when it never had to wait. Each of its
-    steps runs inside `guard()` (the admission's turn, turns.py)."""
+def start(coro: Coroutine[Any, Any, T], loop: asyncio.AbstractEventLoop) -> asyncio.Future[T]:
+    """A future of the coroutine's result; already done when it never had to wait."""
     result: asyncio.Future[T] = loop.create_future()
     context = contextvars.copy_context()
 
     def step(error: BaseException | None = None) -> None:
         try:
-            with guard():
-                awaited = context.run(coro.throw, error) if error is not None else context.run(coro.send, None)
+            awaited = context.run(coro.throw, error) if error is not None else context.run(coro.send, None)
         except StopIteration as done:
             result.set_result(done.value)
             return
@@ -39,9 +34,6 @@ def start(coro: Coroutine[Any, Any, T], loop: asyncio.AbstractEventLoop,
             loop.call_soon(step)
         elif getattr(awaited, "_asyncio_future_blocking", False):
             awaited._asyncio_future_blocking = False
-            if awaited.get_loop() is not loop:  # as a task refuses it: its callback would run on the other loop
-                loop.call_soon(step, RuntimeError(f"a coroutine run eagerly awaited {awaited!r} of another loop"))
-                return
             awaited.add_done_callback(resume)
         else:
             loop.call_soon(step, RuntimeError(f"a coroutine run eagerly yielded {awaited!r}"))

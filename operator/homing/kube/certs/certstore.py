@@ -112,9 +112,6 @@ class Certificates:
             self.store = _DirectoryStore(w.tls_dir)
         self.served_dir = Path(w.tls_dir) / "served"  # what the server loads; kopf watches generation 0, never rewritten
         self.context = serving_context(w.client_ca_file)
-        # How a renewed certificate reaches the context: on the loop that serves it (the
-        # webhook server's `soon`); at once until a server says so.
-        self.load_with: Callable[[Callable[[], None]], None] = lambda load: load()
         self.files: dict[str, bytes] = {}
         self.generation = 0
 
@@ -199,8 +196,7 @@ class Certificates:
         """Serve these from the next TLS handshake on."""
         folder = self.served_dir / str(self.generation)
         cert, key, _ = tls.write({k: files[k] for k in ("tls.crt", "tls.key", "ca.crt")}, str(folder))
-        context = self.context
-        self.load_with(lambda: context.load_cert_chain(str(cert), str(key)))
+        self.context.load_cert_chain(str(cert), str(key))
         if self.generation:
             log.info("serving a renewed webhook certificate", generation=self.generation)
         self.files = files

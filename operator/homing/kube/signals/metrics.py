@@ -29,11 +29,6 @@ ADMISSION_CONNECTIONS = Counter(
     "homing_admission_connections_total",
     "TLS connections reviews came on, each counted at its first review (a new one is a handshake)",
 )
-ADMISSION_TURN_WAIT = Histogram(
-    "homing_admission_turn_wait_seconds",
-    "Time a decision waited for its turn with the operator's loop: the end of the callback that loop was in",
-    buckets=(0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25),
-)
 ADMISSION_ANSWERS = Counter(
     "homing_admission_answers_total",
     "Reviews answered, by when: in the loop callback that read them (at-arrival), "
