@@ -271,3 +271,28 @@ def test_claims_look_at_each_owner_once_not_at_each_of_its_vacant_homes():
     CountingOwners.looked = 0
     assert claimants_by_node(index, NOW) == {f"n{r}": {JOB.key} for r in (1, 2, 3)}
     assert CountingOwners.looked <= len(index.vacant_by_owner)  # 21 owners, not 1,003 vacant homes
+
+
+def test_an_admission_reads_other_owners_claims_in_one_pass_without_its_own(monkeypatch):
+    """At 5,000 nodes a restarting 4,096-rank gang claims 4,096 vacant homes: each of its
+    admissions walked them all, once for the homes to keep off and once more for the restart
+    hold, skipping its own owner's claims one by one (its own come from its siblings).
+    Now one pass per admission, and the admitted owner's claims are never walked."""
+    from homing.engine.placement import claimed as claimed_module
+
+    index = index_of(World(live={1: None}, other_homes=("c0",), other_waits=True))  # the job restarting: n0..n3 vacant
+    index.restart_hold = 60.0
+    passes: list[list[tuple[str, str]]] = []
+    real = claimed_module.claims
+
+    def counted(*args, **kwargs):
+        passes.append([])
+        for pair in real(*args, **kwargs):
+            passes[-1].append(pair)
+            yield pair
+
+    monkeypatch.setattr(claimed_module, "claims", counted)
+    d = decide(rank0_pod(), index, WorkloadIndex(), cluster(), Settings(), NOW)
+    assert set(by_role(d.terms)["claimed"].values) == {"n1", "n2", "n3", "c0"}  # the same homes kept off
+    assert len(passes) == 1
+    assert all(key != JOB.key for pass_ in passes for _, key in pass_)

@@ -41,7 +41,7 @@ def pool_claims(index: MemoryIndex, mem: OwnerMemory, now: float) -> set[str]:
     return promised | set(rest[: max(0, pending - len(promised))])
 
 
-def claims(index: MemoryIndex, now: float) -> Iterator[tuple[str, str]]:
+def claims(index: MemoryIndex, now: float, skip_owner: str | None = None) -> Iterator[tuple[str, str]]:
     """(node, owner key) for every claimed home, most recently vacated first (one node's
     claimants in the order they vacated it).
 
@@ -50,10 +50,12 @@ def claims(index: MemoryIndex, now: float) -> Iterator[tuple[str, str]]:
     restarted process finds every home no live pod holds vacant: 980,000 of a million ranks
     at 5,000 nodes), and walking them on every admission and every pass of the scale-in marks
     took more than half the operator's CPU there. So the cost is one check per owner with a
-    vacant home, one per claimed home, and one per node vacated, not one per vacant home."""
+    vacant home, one per claimed home, and one per node vacated, not one per vacant home.
+    `skip_owner`: an owner whose claims are left out (the admitted pod's, which reads its
+    own from its siblings)."""
     claimants: dict[str, list[str]] = {}  # node -> the owners claiming it
     for key, nodes in index.vacant_by_owner.items():
-        mem = index.owners.get(key)
+        mem = index.owners.get(key) if key != skip_owner else None
         if mem is None:
             continue
         claimed = {n for n in nodes if n in mem.home_counts} if index.active(key, now) else set()
@@ -70,37 +72,41 @@ def claims(index: MemoryIndex, now: float) -> Iterator[tuple[str, str]]:
             yield from ((node, key) for key in sorted(keys, key=lambda k: (since[k], k)))
 
 
-def yielded_claims(index: MemoryIndex, owner_key: str, priority: int, now: float, limit: int) -> tuple[str, ...]:
+def others_claims(index: MemoryIndex, skip_owner: str, now: float) -> dict[str, tuple[str, ...]]:
+    """Every home other owners claim, most recently vacated first, with its claimants: one
+    pass per admission, read by each rule below."""
+    out: dict[str, list[str]] = {}
+    for node, key in claims(index, now, skip_owner):
+        out.setdefault(node, []).append(key)
+    return {node: tuple(keys) for node, keys in out.items()}
+
+
+def yielded_claims(index: MemoryIndex, owner_key: str, priority: int, now: float, limit: int,
+                   others: dict[str, tuple[str, ...]] | None = None) -> tuple[str, ...]:
     """Other owners' claimed homes that a pod of `priority` takes before it displaces anyone
     (behaviour.md "Claimed homes", pulls first): the homes of owners whose pods wait at a lower
     priority. Its scheduler places it before them, so they cannot come back first; a home of
     theirs taken costs them at most one move, a running workload displaced costs every pod of
     it a restart and a pull. At most `limit` + 1, most recently vacated first."""
-    out: dict[str, None] = {}
-    for node, key in claims(index, now):
-        if key == owner_key:
-            continue
-        waits_at = index.waiting.priority(key)
-        if waits_at is not None and waits_at < priority:
-            out[node] = None
-            if len(out) > limit:
+    out: list[str] = []
+    for node, keys in (others_claims(index, owner_key, now) if others is None else others).items():
+        for key in keys:
+            waits_at = index.waiting.priority(key)
+            if waits_at is not None and waits_at < priority:
+                out.append(node)
                 break
+        if len(out) > limit:
+            break
     return tuple(out)
 
 
-def held_for_a_restart(index: MemoryIndex, owner_key: str, now: float) -> set[str]:
+def held_for_a_restart(index: MemoryIndex, owner_key: str, now: float,
+                       others: dict[str, tuple[str, ...]] | None = None) -> set[str]:
     """Others' claimed homes whose every claimant is expected back by the restart hold alone
     (MemoryIndex.held_only): no pod of theirs exists. Such a claim yields to a pod that the home
     is warm for (behaviour.md "Claimed homes", pulls first)."""
-    only: dict[str, bool] = {}
-    for node, key in claims(index, now):
-        if key != owner_key:
-            only[node] = only.get(node, True) and index.held_only(key, now)
-    return {node for node, held in only.items() if held}
-
-
-def others_claims(index: MemoryIndex, skip_owner: str, now: float) -> Iterator[str]:
-    return (node for node, key in claims(index, now) if key != skip_owner)
+    found = others_claims(index, owner_key, now) if others is None else others
+    return {node for node, keys in found.items() if all(index.held_only(key, now) for key in keys)}
 
 
 def claimants_by_node(index: MemoryIndex, now: float) -> dict[str, set[str]]:
@@ -112,12 +118,14 @@ def claimants_by_node(index: MemoryIndex, now: float) -> dict[str, set[str]]:
 
 
 def claimed_homes(index: MemoryIndex, owner_key: str, siblings: tuple[str, ...], own_home: str | None,
-                  now: float, limit: int, generation: int | None = None) -> tuple[str, ...]:
+                  now: float, limit: int, generation: int | None = None,
+                  others: dict[str, tuple[str, ...]] | None = None) -> tuple[str, ...]:
     """Every claimed home the admitted pod should keep off, most relevant first (its own
     siblings', then others'), at most `limit` + 1 (to tell a cut). A rankless pod's own pool
     is left to its promises: its replicas hold the same image, so they are interchangeable.
     `siblings`: the rank's sibling homes as its sibling walk found them (none for a rankless pod);
-    `generation`: the admitted pod's restart (engine/identity/generation.py)."""
+    `generation`: the admitted pod's restart (engine/identity/generation.py); `others`: the
+    admission's one pass over other owners' claims (`others_claims`)."""
     mine = own_claims(index, owner_key, siblings, limit, generation)
-    others = (n for n in others_claims(index, owner_key, now) if n != own_home)
-    return tuple(islice(dict.fromkeys((*mine, *others)), limit + 1))
+    found = others_claims(index, owner_key, now) if others is None else others
+    return tuple(islice(dict.fromkeys((*mine, *(n for n in found if n != own_home))), limit + 1))
