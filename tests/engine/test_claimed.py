@@ -13,7 +13,7 @@ from homing.engine.identity import WorkloadIndex
 from homing.engine.memory.index import LivePod, MemoryIndex
 from homing.engine.memory.siblings import sibling_homes
 from homing.engine.model import ClusterSnapshot, Health, NodeState
-from homing.engine.placement.claimed import claimants_by_node, claimed_homes
+from homing.engine.placement.claimed import claimants_by_node, claimed_homes, others_claims
 from homing.engine.placement.decide import decide
 
 from .helpers import NOW, by_role, npu_pod, owner
@@ -90,7 +90,7 @@ def test_claimed_homes(world: World, rank: str | None, claimed: set[str]):
     index = index_of(world)
     own_home = "n0" if rank == "worker/0" else None
     siblings = sibling_homes(index.owner(JOB.key), 0, own_home, 256)[0] if rank is not None else ()
-    got = claimed_homes(index, JOB.key, siblings, own_home, NOW, 256)
+    got = claimed_homes(index, JOB.key, siblings, own_home, others_claims(index, JOB.key, NOW), 256)
     assert set(got) == claimed
     assert own_home not in got
 
@@ -110,12 +110,12 @@ def test_claimed_homes(world: World, rank: str | None, claimed: set[str]):
 def test_claims_across_a_restart_homing_has_not_seen(live_generation, admitted, claimed):
     index = index_of(World(live={1: "n1", 2: "n2"}, live_generation=live_generation))
     siblings = sibling_homes(index.owner(JOB.key), 0, "n0", 256)[0]
-    assert set(claimed_homes(index, JOB.key, siblings, "n0", NOW, 256, admitted)) == claimed
+    assert set(claimed_homes(index, JOB.key, siblings, "n0", others_claims(index, JOB.key, NOW), 256, admitted)) == claimed
 
 
 def test_a_pool_pods_own_homes_are_left_to_its_promises():
     index = index_of(World(live={1: None}, pool_homes=("p0", "p1"), pool_pending=2, other_homes=("m0",), other_waits=True))
-    assert set(claimed_homes(index, POOL.key, (), None, NOW, 256)) == {"n0", "n1", "n2", "n3", "m0"}
+    assert set(claimed_homes(index, POOL.key, (), None, others_claims(index, POOL.key, NOW), 256)) == {"n0", "n1", "n2", "n3", "m0"}
 
 
 def test_claimants_by_node_names_who_waits():
@@ -237,9 +237,9 @@ def test_claims_grow_with_the_admitted_restart(live, admitted):
     for r, (node, generation) in live.items():
         index.pod_seen(f"job-{r}", LivePod(JOB.key, f"worker/{r}", node, generation=generation))
     siblings = sibling_homes(index.owner(JOB.key), 0, "n0", 256)[0]
-    trusting = set(claimed_homes(index, JOB.key, siblings, "n0", NOW, 256))
-    now = set(claimed_homes(index, JOB.key, siblings, "n0", NOW, 256, admitted))
-    later = set(claimed_homes(index, JOB.key, siblings, "n0", NOW, 256, admitted + 1))
+    trusting = set(claimed_homes(index, JOB.key, siblings, "n0", others_claims(index, JOB.key, NOW), 256))
+    now = set(claimed_homes(index, JOB.key, siblings, "n0", others_claims(index, JOB.key, NOW), 256, admitted))
+    later = set(claimed_homes(index, JOB.key, siblings, "n0", others_claims(index, JOB.key, NOW), 256, admitted + 1))
     assert trusting <= now <= later <= {"n1", "n2", "n3"}
     # a home stays held exactly while some pod on it is of this restart or an unknown one
     holders = {node for node, generation in live.values() if generation is None or generation >= admitted}

@@ -18,7 +18,7 @@ from homing.engine.memory import MemoryIndex
 from homing.engine.memory.siblings import sibling_homes
 from homing.engine.model import Health
 from homing.engine.placement.beyond_home import BeyondHome
-from homing.engine.placement.claimed import claimed_homes
+from homing.engine.placement.claimed import claimed_homes, others_claims
 from homing.engine.placement.decide import decide
 from homing.engine.placement.strategies import node_strategy
 from homing.engine.placement.weights import node_classes, order_violations
@@ -176,7 +176,8 @@ def test_scores_keep_the_spec_order(sc: Scenario):
     assert fresh.terms == d.terms
     # the siblings' homes are claimed (no live pod holds them: a gang restart)
     siblings = sibling_homes(mem, sc.picked, own, limit)[0]
-    claimed = BeyondHome(claimed=claimed_homes(_index_of(mem), mem.owner.key, siblings, own, NOW, limit))
+    index = _index_of(mem)
+    claimed = BeyondHome(claimed=claimed_homes(index, mem.owner.key, siblings, own, others_claims(index, mem.owner.key, NOW), limit))
     direct = node_strategy(context(str(sc.picked), mem, snapshot(sc.nodes), SETTINGS[limit], beyond=claimed))
     assert direct.terms == d.terms
     assert all(len(t.values) <= limit for t in d.terms)

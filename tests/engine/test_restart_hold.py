@@ -13,7 +13,7 @@ from homing.engine.identity.podview import pod_view
 from homing.engine.memory import lifecycle
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.memory.lifecycle import DELETED, Policy
-from homing.engine.placement.claimed import claimed_homes, claims
+from homing.engine.placement.claimed import claimed_homes, claims, others_claims
 
 from .helpers import NOW, bind, owner, pod, snapshot
 
@@ -46,7 +46,7 @@ def gang_ran(index: MemoryIndex) -> list[dict]:
 
 def others_claimed(index: MemoryIndex, now: float) -> set[str]:
     """What a pod of another gang (NEXT's rank 0, no memory yet) keeps off."""
-    return set(claimed_homes(index, NEXT.key, (), None, now, 256))
+    return set(claimed_homes(index, NEXT.key, (), None, others_claims(index, NEXT.key, now), 256))
 
 
 def test_a_gang_deleted_whole_for_a_restart_keeps_its_homes_claimed_through_the_gap():

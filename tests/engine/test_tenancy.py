@@ -18,7 +18,7 @@ from homing.engine.memory.index import LivePod, MemoryIndex
 from homing.engine.memory.tenancy import seen_from
 from homing.engine.model import ClusterSnapshot, Health, NodeState, OwnerRef
 from homing.engine.placement.beyond_home import every_victim, eviction_victims, vacant_homes
-from homing.engine.placement.claimed import claimed_homes, claims
+from homing.engine.placement.claimed import claimed_homes, claims, others_claims
 from homing.engine.placement.decide import decide
 from homing.engine.placement.displacement import Load
 from homing.engine.replicas.deletion_cost import MARK, Mark, Replica, marks
@@ -247,7 +247,7 @@ def test_a_pod_created_on_a_node_that_does_not_exist_claims_nothing():
     observe(index, "ADDED", on_node(None, {"phase": "Pending"}, ref=SQUAT, rank="1", uid="s1"))
     observe(index, lifecycle.DELETED, on_node("ghost", None, ref=SQUAT, rank="0", uid="s0"))
     assert index.owner(SQUAT.key) is None
-    assert "ghost" not in claimed_homes(index, JOB.key, (), None, NOW, 256)
+    assert "ghost" not in claimed_homes(index, JOB.key, (), None, others_claims(index, JOB.key, NOW), 256)
     assert list(claims(index, NOW)) == []
 
 

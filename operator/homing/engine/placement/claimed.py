@@ -17,6 +17,8 @@ from itertools import islice
 from homing.engine.memory.entries import OwnerMemory
 from homing.engine.memory.index import MemoryIndex
 
+Claims = dict[str, tuple[str, ...]]  # claimed home -> its claimants, most recently vacated first
+
 
 def own_claims(index: MemoryIndex, owner_key: str, siblings: tuple[str, ...], limit: int,
                generation: int | None = None) -> tuple[str, ...]:
@@ -72,24 +74,23 @@ def claims(index: MemoryIndex, now: float, skip_owner: str | None = None) -> Ite
             yield from ((node, key) for key in sorted(keys, key=lambda k: (since[k], k)))
 
 
-def others_claims(index: MemoryIndex, skip_owner: str, now: float) -> dict[str, tuple[str, ...]]:
+def others_claims(index: MemoryIndex, skip_owner: str, now: float) -> Claims:
     """Every home other owners claim, most recently vacated first, with its claimants: one
-    pass per admission, read by each rule below."""
+    pass per admission, handed to each rule below."""
     out: dict[str, list[str]] = {}
     for node, key in claims(index, now, skip_owner):
         out.setdefault(node, []).append(key)
     return {node: tuple(keys) for node, keys in out.items()}
 
 
-def yielded_claims(index: MemoryIndex, owner_key: str, priority: int, now: float, limit: int,
-                   others: dict[str, tuple[str, ...]] | None = None) -> tuple[str, ...]:
+def yielded_claims(index: MemoryIndex, others: Claims, priority: int, limit: int) -> tuple[str, ...]:
     """Other owners' claimed homes that a pod of `priority` takes before it displaces anyone
     (behaviour.md "Claimed homes", pulls first): the homes of owners whose pods wait at a lower
     priority. Its scheduler places it before them, so they cannot come back first; a home of
     theirs taken costs them at most one move, a running workload displaced costs every pod of
     it a restart and a pull. At most `limit` + 1, most recently vacated first."""
     out: list[str] = []
-    for node, keys in (others_claims(index, owner_key, now) if others is None else others).items():
+    for node, keys in others.items():
         for key in keys:
             waits_at = index.waiting.priority(key)
             if waits_at is not None and waits_at < priority:
@@ -100,13 +101,11 @@ def yielded_claims(index: MemoryIndex, owner_key: str, priority: int, now: float
     return tuple(out)
 
 
-def held_for_a_restart(index: MemoryIndex, owner_key: str, now: float,
-                       others: dict[str, tuple[str, ...]] | None = None) -> set[str]:
+def held_for_a_restart(index: MemoryIndex, others: Claims, now: float) -> set[str]:
     """Others' claimed homes whose every claimant is expected back by the restart hold alone
     (MemoryIndex.held_only): no pod of theirs exists. Such a claim yields to a pod that the home
     is warm for (behaviour.md "Claimed homes", pulls first)."""
-    found = others_claims(index, owner_key, now) if others is None else others
-    return {node for node, keys in found.items() if all(index.held_only(key, now) for key in keys)}
+    return {node for node, keys in others.items() if all(index.held_only(key, now) for key in keys)}
 
 
 def claimants_by_node(index: MemoryIndex, now: float) -> dict[str, set[str]]:
@@ -118,14 +117,12 @@ def claimants_by_node(index: MemoryIndex, now: float) -> dict[str, set[str]]:
 
 
 def claimed_homes(index: MemoryIndex, owner_key: str, siblings: tuple[str, ...], own_home: str | None,
-                  now: float, limit: int, generation: int | None = None,
-                  others: dict[str, tuple[str, ...]] | None = None) -> tuple[str, ...]:
+                  others: Claims, limit: int, generation: int | None = None) -> tuple[str, ...]:
     """Every claimed home the admitted pod should keep off, most relevant first (its own
     siblings', then others'), at most `limit` + 1 (to tell a cut). A rankless pod's own pool
     is left to its promises: its replicas hold the same image, so they are interchangeable.
     `siblings`: the rank's sibling homes as its sibling walk found them (none for a rankless pod);
-    `generation`: the admitted pod's restart (engine/identity/generation.py); `others`: the
-    admission's one pass over other owners' claims (`others_claims`)."""
+    `others`: other owners' claims (`others_claims`); `generation`: the admitted pod's restart
+    (engine/identity/generation.py)."""
     mine = own_claims(index, owner_key, siblings, limit, generation)
-    found = others_claims(index, owner_key, now) if others is None else others
-    return tuple(islice(dict.fromkeys((*mine, *(n for n in found if n != own_home))), limit + 1))
+    return tuple(islice(dict.fromkeys((*mine, *(n for n in others if n != own_home))), limit + 1))

@@ -132,7 +132,7 @@ def beyond_home(
     p, limit = settings.preferences, settings.bounds.max_term_values
     rankless = rank_key is None
     others = others_claims(index, owner_key, now) if p.claimed_homes else {}  # one pass, read by three rules
-    claimed = claimed_homes(index, owner_key, siblings or (), own_home, now, limit, generation, others) if p.claimed_homes else ()
+    claimed = claimed_homes(index, owner_key, siblings or (), own_home, others, limit, generation) if p.claimed_homes else ()
     namespace = (pod.get("metadata") or {}).get("namespace") or ""
     images, reported = pod_images(pod), not p.image_warm_namespace_only
     # behaviour.md "Image labels": labels are the kubelets' reports, so never on tenant-strict clusters
@@ -140,7 +140,7 @@ def beyond_home(
     if claimed and index.restart_hold > 0:
         # Pulls first: a home kept only for a gang between its pods (it may never come back)
         # goes to a pod whose image it already holds, at no pull for that pod.
-        held = held_for_a_restart(index, owner_key, now, others)
+        held = held_for_a_restart(index, others, now)
         warm_for_me = set(warm_nodes(images, snapshot, index, limit, namespace, (), reported)) if held else set()
         claimed = tuple(n for n in claimed if not (n in held and n in warm_for_me))
     me = pod_load(pod, owner_key, tuple(settings.scope.resource_prefixes), request)
@@ -154,7 +154,7 @@ def beyond_home(
     # it at nodes whose owners are running there: the opposite of displacing few.
     keep_clear = p.vacant_homes and (victim is not None or not (evicting and can_evict))
     # Pulls first: before a running workload, the homes of owners waiting at a lower priority.
-    yielded = yielded_claims(index, owner_key, me.priority, now, limit, others) if victim is not None and p.claimed_homes else ()
+    yielded = yielded_claims(index, others, me.priority, limit) if victim is not None else ()
     if yielded:
         claimed = tuple(n for n in claimed if n not in yielded)
     vacant = vacant_homes(index, owner_key if rankless else None, limit) if keep_clear else ()
