@@ -2,7 +2,7 @@
 # A kind cluster from local parts (cluster.yaml): the node image of build-node.sh, pod
 # networking wired by hand (routes between the nodes' pod CIDRs, as kindnetd would), then a
 # check that the four nodes are Ready and that the homing image runs in a pod.
-# Idempotent: an existing cluster is kept. Kubeconfig: e2e/.kind/kubeconfig.
+# Idempotent: an existing cluster is kept if its API server answers, else made anew. Kubeconfig: e2e/.kind/kubeconfig.
 set -euo pipefail
 e2e=$(cd "$(dirname "$0")/.." && pwd)
 name=${KIND_CLUSTER:-homing}
@@ -15,6 +15,24 @@ bash "$e2e/kind/build-node.sh" >/dev/null
 source "$e2e/.kind/node.env"
 
 local_node() { [[ ${NODE_SOURCE:-local} == local ]]; }   # else kind's own node image, with its CNI
+
+# A kept cluster is reused only if its API server answers. A machine restart (or a stage killed
+# halfway) leaves kind's containers behind with an API server that resets every connection, and
+# kind still lists the cluster: reusing it failed every later step. Such a cluster is deleted and
+# made anew. KIND_REUSE_WAIT: how long a kept cluster may take to answer (one that was just
+# restarted needs a while).
+if "$kind" get clusters 2>/dev/null | grep -qx "$name"; then
+  "$kind" export kubeconfig --name "$name" --kubeconfig "$KUBECONFIG" >/dev/null 2>&1 || true
+  deadline=$((SECONDS + ${KIND_REUSE_WAIT:-60}))
+  until "$kubectl" get --raw /readyz --request-timeout=5s >/dev/null 2>&1; do
+    if ((SECONDS >= deadline)); then
+      echo "kind cluster $name exists but its API server does not answer: deleted, made anew" >&2
+      "$kind" delete cluster --name "$name" --kubeconfig "$KUBECONFIG"
+      break
+    fi
+    sleep 2
+  done
+fi
 if ! "$kind" get clusters 2>/dev/null | grep -qx "$name"; then
   if local_node; then
     # kubeadm asks for every image under the node image's local repository name (CoreDNS's and
