@@ -2,7 +2,9 @@
 on a 5,000-node snapshot, and memory per remembered rank; decision time for one pod of
 a 1,024-rank super-pod job on a 6,144-node snapshot; decision time of an inference replica while lower-priority training holds
 the nodes (victims found over every accelerator pod; free room over the nodes); and of
-a rank of a job laid out as NPU jobs are, eight ranks a node.
+a rank of a job laid out as NPU jobs are, eight ranks a node; and memory per vacant home
+as a restarted process rebuilds them (owners of 4,096 ranks over the nodes, every home
+vacant, as bench/scale.py's 1M-rank step finds 980,000 of them).
 
     .venv/bin/python bench/engine.py [--decisions 5000] [--ranks 4096] [--nodes 5000]
 
@@ -23,6 +25,7 @@ from homing.config import Settings
 from homing.engine.identity import WorkloadIndex
 from homing.engine.memory.index import MemoryIndex
 from homing.engine.memory.loads import Load
+from homing.engine.memory.vacancies import Vacancies
 from homing.engine.model import ClusterSnapshot, Health, NodeState, OwnerRef
 from homing.engine.placement.decide import decide
 
@@ -194,6 +197,24 @@ def bytes_per_rank(ranks_total: int, nodes: int, rng: random.Random) -> float:
     return (after - before) / ranks_total
 
 
+def vacant_bytes_per_home(homes_total: int, nodes: int) -> float:
+    """Memory held by the vacant homes per home, rebuilt at once (Vacancies.vacate_all, what
+    start-up's rebuild calls): owners of 4,096 ranks in one namespace, one rank a node, each
+    owner starting where the last ended (bench/scale_cluster.py's layout)."""
+    per_owner = 4096
+    homes = {f"mem/uid-{i:04d}": {f"node-{(i * per_owner + r) % nodes:05d}": float(r) for r in range(per_owner)}
+             for i in range(homes_total // per_owner)}
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    vacancies = Vacancies()
+    count = vacancies.vacate_all(homes, 1e6)
+    gc.collect()
+    after = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    return (after - before) / count
+
+
 def spread(name: str, samples: list[float]) -> dict[str, float]:
     """A timing's median and 99th percentile, in milliseconds, under the results' key names."""
     return {f"{name}_p50_ms": round(statistics.median(samples), 4), f"{name}_p99_ms": round(percentile(samples, 99), 4)}
@@ -205,6 +226,7 @@ def main() -> None:
     ap.add_argument("--ranks", type=int, default=4096)
     ap.add_argument("--nodes", type=int, default=5000)
     ap.add_argument("--memory-ranks", type=int, default=131072)
+    ap.add_argument("--vacant-homes", type=int, default=980_000)
     args = ap.parse_args()
     rng = random.Random(7)
     settings = Settings()
@@ -223,6 +245,7 @@ def main() -> None:
     dense = time_decisions(dense_index, snap, dense_owner, args.ranks, args.decisions, settings, rng, churn=False)
     dense_churn = time_decisions(dense_index, snap, dense_owner, args.ranks, args.decisions // 5, settings, rng, churn=True)
     per_rank = bytes_per_rank(args.memory_ranks, args.nodes, rng)
+    per_vacant = vacant_bytes_per_home(args.vacant_homes, args.nodes)
     superpod = time_superpod(args.decisions, settings, rng)
     full = time_displacement(args.nodes, 0, args.decisions // 5, settings, rng, churn=False)
     full_churn = time_displacement(args.nodes, 0, args.decisions // 25, settings, rng, churn=True)
@@ -235,6 +258,7 @@ def main() -> None:
         **spread("decision_dense", dense),
         **spread("decision_dense_churn", dense_churn),
         "bytes_per_rank": round(per_rank, 1),
+        "vacant_bytes_per_home": round(per_vacant, 1),
         **spread("superpod_decision", superpod),
         **spread("displacement_full", full),
         **spread("displacement_full_churn", full_churn),
@@ -244,6 +268,7 @@ def main() -> None:
             "nodes": args.nodes,
             "decisions": args.decisions,
             "memory_ranks": args.memory_ranks,
+            "vacant_homes": args.vacant_homes,
             "python": platform.python_version(),
             "machine": platform.machine(),
         },
@@ -262,6 +287,7 @@ def main() -> None:
     print(f"{'  with churn p50 (ms)':<28}{result['decision_dense_churn_p50_ms']:>10}")
     print(f"{'  with churn p99 (ms)':<28}{result['decision_dense_churn_p99_ms']:>10}")
     print(f"{'bytes per rank':<28}{result['bytes_per_rank']:>10}   target <= 1024")
+    print(f"{'bytes per vacant home':<28}{result['vacant_bytes_per_home']:>10}   a restart's rebuild, {args.vacant_homes:,} homes")
     print(f"{'super-pod p50 (ms)':<28}{result['superpod_decision_p50_ms']:>10}   1,024 ranks, 6,144 nodes")
     print(f"{'super-pod p99 (ms)':<28}{result['superpod_decision_p99_ms']:>10}   target <= 2 ms")
     print(f"{'displacing, full p50 (ms)':<28}{result['displacement_full_p50_ms']:>10}   {args.nodes} nodes held by lower-priority gangs")
