@@ -366,6 +366,28 @@ class MindClusterVolcano(Volcano):
         return template
 
 
+ASCEND = "+ascend"  # in a variant's name: stock Volcano on the nodes and jobs of `+mindcluster`
+
+
+class AscendVolcano(MindClusterVolcano):
+    """Volcano as it ships, without the plugin, on the same Ascend nodes, ConfigMaps and NPU
+    jobs as MindClusterVolcano, and homing (if the variant has it) with the same overlay: the
+    plugin is the only difference, so a `volcano+ascend+homing` run says what homing does on a
+    MindCluster cluster's objects by itself (issue 43's `volcano+homing` on the same nodes).
+    The scheduler still scores every node (`--percentage-nodes-to-find=100`, as the plugin's
+    yaml starts it)."""
+
+    binary = None
+
+    def __init__(self, variant: str, tide: str, args: tuple[str, ...] = ()) -> None:
+        Volcano.__init__(self, variant, tide, args)
+        self.operator_env = overlay_env()
+        self.ids = {}
+
+    def conf(self) -> str:
+        return volcano_conf(self.variant, self.tide)
+
+
 def npu_pod(spec: dict) -> None:
     spec["nodeSelector"] = dict(NODE_SELECTOR)
     for container in spec["containers"]:
@@ -432,7 +454,10 @@ class KubeSchedulerGangs:
 
 def scheduling_for(variant: str, tide: str, args: tuple[str, ...] = ()) -> Volcano | KubeSchedulerGangs:
     """A variant named `kube-scheduler…` runs kube-scheduler's gangs; one with `+mindcluster`,
-    Volcano with MindCluster's plugin; any other, Volcano."""
+    Volcano with MindCluster's plugin; one with `+ascend`, Volcano without it on the plugin's
+    nodes and jobs; any other, Volcano."""
     if variant.startswith("kube-scheduler"):
         return KubeSchedulerGangs(variant, tide, args)
+    if ASCEND in variant:
+        return AscendVolcano(variant, tide, args)
     return (MindClusterVolcano if MINDCLUSTER in variant else Volcano)(variant, tide, args)

@@ -87,6 +87,25 @@ def test_nodes_and_workloads_as_the_plugin_reads_them(variant):
     assert s.replica_template("serve:15g")["metadata"]["annotations"][MIN_AVAILABLE] == "1"
 
 
+@pytest.mark.parametrize("tide", ["preempt", "gangreclaim"])
+def test_ascend_variant_is_the_plugins_nodes_and_jobs_on_volcano_as_it_ships(tide):
+    """`volcano+ascend+homing`: the plugin is the only difference from `+mindcluster`. The
+    stock binary and the tide's own scheduler.conf (no plugin entry, no init-params), the
+    same nodes, jobs and homing settings. Needs no plugin built."""
+    s = scheduling_for("volcano+ascend+homing", tide)
+    assert s.binary is None and s.operator_env == overlay_env()
+    conf = yaml.safe_load(s.conf())
+    assert not any(p["name"].startswith("volcano-npu") for t in conf["tiers"] for p in t["plugins"])
+    assert "init-params" not in {c.get("name") for c in conf.get("configurations") or ()}
+    nodeorder = next(p for t in conf["tiers"] for p in t["plugins"] if p["name"] == "nodeorder")
+    assert nodeorder["arguments"]["nodeaffinity.weight"] == 10
+    body = {"metadata": {"name": "npu-009", "labels": {}, "annotations": {}}, "status": {}}
+    s.decorate_node(body, 9, 1, 2)
+    assert body["metadata"]["labels"]["accelerator-type"] == "module-910b-8" and "baseDeviceInfos" in body["metadata"]["annotations"]
+    [(_, job)] = s.training("llama", NS, 8, "train:30g", {})
+    assert job["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["resources"]["requests"] == {"huawei.com/Ascend910": "8"}
+
+
 async def test_evicted_job_returns_home_beside_the_plugin(mindcluster):
     assert mindcluster_missing() is None
     c = await TidalCluster("volcano+mindcluster+homing", superpods=2, images={"train:30g": 30}, bandwidth_gbps=1,
