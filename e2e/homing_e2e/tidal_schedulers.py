@@ -195,6 +195,7 @@ def restart_command(job: dict) -> dict:
 # -- Volcano with MindCluster's ascend-volcano-plugin (docs/dev/mindcluster.md) ----------------
 
 MINDCLUSTER = "+mindcluster"  # in a variant's name: Volcano with the plugin compiled in
+NO_PREFER = "-noprefer"  # after it (`+mindcluster-noprefer`): the plugin with prefer-previous-node off
 MINDCLUSTER_BIN = BIN_DIR / "mindcluster"  # e2e/build-mindcluster.sh writes vc-scheduler, plugin-name, the shipped yaml
 MINDCLUSTER_SRC = Path(os.environ.get("HOMING_MINDCLUSTER_SRC")
                        or E2E_DIR.parent.parent / "shared" / "third_party" / "mind-cluster" / "ascend-for-volcano")
@@ -250,9 +251,13 @@ def mindcluster_conf(variant: str, tide: str) -> str:
     """The scheduler.conf of a `+mindcluster` variant. On the `shipped` tide the plugin's own
     configuration as it ships; on a tidal tide (preempt, reclaim, gang…) the tide's
     configuration (manifests/tidal) with the plugin's tier entry after gang, as shipped, and
-    its init-params (prefer-previous-node on). A homing variant raises nodeorder's
+    its init-params (prefer-previous-node on, off in a `-noprefer` variant: the plugin still
+    places the chips, homing alone steers the nodes). A homing variant raises nodeorder's
     nodeaffinity.weight to homing's 10 either way (docs/scheduler-settings.md)."""
     shipped = shipped_conf()
+    if NO_PREFER in variant:
+        for params in (c["arguments"] for c in shipped.get("configurations", []) if c.get("name") == "init-params"):
+            params["prefer-previous-node"] = "false"
     if tide == SHIPPED:
         conf = shipped
         if "homing" in variant:

@@ -64,6 +64,17 @@ def test_conf_runs_the_plugin_with_prefer_previous_node(tide):
         assert conf["actions"] == "enqueue, allocate, backfill"
 
 
+@pytest.mark.skipif(not (MINDCLUSTER_BIN / "volcano-v1.15.0.yaml").is_file(), reason="e2e/build-mindcluster.sh has not run")
+@pytest.mark.parametrize("tide", [SHIPPED, "preempt"])
+def test_noprefer_variant_runs_the_plugin_with_prefer_previous_node_off(tide):
+    conf = yaml.safe_load(mindcluster_conf("volcano+mindcluster-noprefer+homing", tide))
+    first = [p["name"] for p in conf["tiers"][0]["plugins"]]
+    assert plugin_name() in first  # the plugin still places the chips
+    params = next(c["arguments"] for c in conf["configurations"] if c["name"] == "init-params")
+    assert params["prefer-previous-node"] == "false"
+    assert yaml.safe_load(mindcluster_conf("volcano+mindcluster+homing", tide)) != conf  # the shipped one is left as it ships
+
+
 @pytest.mark.skipif(mindcluster_missing() is not None, reason="no plugin source or no scheduler built from it")
 @pytest.mark.parametrize("variant", ["volcano+mindcluster", "volcano+mindcluster+homing"])
 def test_nodes_and_workloads_as_the_plugin_reads_them(variant):
