@@ -55,6 +55,18 @@ NODES_PER_SUPERPOD, NODES_PER_RACK = 8, 4
 
 # -- what happened ---------------------------------------------------------------------------
 
+def decision_reason(pod: dict) -> str:
+    """The reason homing's decision annotation gives; "" without one, or where another webhook
+    wrote something else there (the patching floor's "floor": bench/noop_webhook.py). Read as
+    JSON unguarded it raised in the middle of a bind, and the rank's pull went uncounted."""
+    try:
+        record = json.loads((pod["metadata"].get("annotations") or {}).get("homing.io/decision") or "{}")
+    except ValueError:
+        return ""
+    reason = record.get("reason", "") if isinstance(record, dict) else ""
+    return reason if isinstance(reason, str) else ""
+
+
 @dataclass
 class Replacement:
     key: str
@@ -443,8 +455,7 @@ class Recorder:
             seen.claimed_at_bind = seen.warm_at_bind & self.waiting_homes()[0].keys() if seen.warm_room else frozenset()
             seen.preferred = preferred_terms(pod)
             self.recent_binds.append(seen)
-            decision = (pod["metadata"].get("annotations") or {}).get("homing.io/decision")
-            self.replacements[-1].reason = seen.reason = json.loads(decision).get("reason", "") if decision else ""
+            self.replacements[-1].reason = seen.reason = decision_reason(pod)
 
     def _taken_in_same_cycle(self, node: str, now: float, taker: PodSeen, went_home: bool) -> None:
         """A home another pod bound to within settle_time (two cycles) of a miss was given

@@ -544,3 +544,23 @@ def test_a_pull_cold_as_it_bound_is_not_over_the_floor(rec, clock):
     summary = rec.summary()
     assert (summary["replacement_pulls"], summary["cold_at_bind_replacement_pulls"]) == (1, 1)
     assert summary["replacement_pulls_over_the_floor"] == {}
+
+
+@pytest.mark.parametrize("decision, reason", [
+    ('{"reason": "home", "rank": "worker/0"}', "home"),
+    ("floor", ""),  # the patching floor's webhook (bench/noop_webhook.py --patch) writes this
+    ("{not json", ""),
+    ('["a list"]', ""),
+])
+def test_a_decision_annotation_that_is_not_homings_counts_the_pull_and_gives_no_reason(rec, clock, decision, reason):
+    """The `+patchwebhook` floor annotates every pod with "floor", not homing's JSON. The
+    recorder read it as JSON and raised in the middle of the bind: the rank's pull, when its
+    Running state came in the same event, was never counted, so the floor's pulls came out
+    low (the reflector logs the failure and goes on)."""
+    first_run_then_gone(rec, clock)
+    pod = rank_pod("p2", 0, "c")
+    pod["metadata"]["annotations"]["homing.io/decision"] = decision
+    rec.pod_event("MODIFIED", pod)  # binds and runs on c: a pull
+    summary = rec.summary()
+    assert summary["replacement_pulls"] == 1
+    assert rec.replacements[-1].reason == reason
