@@ -291,11 +291,12 @@ class MindClusterVolcano(Volcano):
     ClusterD publishes them (what the plugin reads with its shipped useClusterInfoManager),
     NodeD's node info. Training jobs are the NPU jobs of MindCluster's examples."""
 
-    binary = "mindcluster/vc-scheduler"
+    binary: str | None = "mindcluster/vc-scheduler"
+    plugin = True  # the scheduler built with it (AscendVolcano runs these nodes without)
 
     def __init__(self, variant: str, tide: str, args: tuple[str, ...] = ()) -> None:
         super().__init__(variant, tide, args)
-        if missing := mindcluster_missing():
+        if self.plugin and (missing := mindcluster_missing()):
             raise RuntimeError(missing)
         self.operator_env = overlay_env()  # homing as on a MindCluster cluster (manifests/mindcluster)
         self.ids: dict[str, tuple[int, int]] = {}  # node -> (super-pod id, rack id), as its device info says
@@ -383,11 +384,7 @@ class AscendVolcano(MindClusterVolcano):
     yaml starts it)."""
 
     binary = None
-
-    def __init__(self, variant: str, tide: str, args: tuple[str, ...] = ()) -> None:
-        Volcano.__init__(self, variant, tide, args)
-        self.operator_env = overlay_env()
-        self.ids = {}
+    plugin = False
 
     def conf(self) -> str:
         return volcano_conf(self.variant, self.tide)

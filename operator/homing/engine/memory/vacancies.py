@@ -79,7 +79,8 @@ class _AllVacant(Mapping[str, Mapping[str, float]]):
 class Vacancies:
     """The whole cluster's vacant homes: each namespace's part, and what reads them all at
     once. `by_owner` holds the parts' own sets (an owner is in one namespace); `order` is
-    the whole's own, one entry a node."""
+    the whole's own, one entry a node. `order` and `spots` could be read off the parts, at a
+    merge of every part's order per admission: one entry a node is what keeps them cheap."""
 
     namespaces: dict[str, VacantHomes] = field(default_factory=dict)  # each namespace's owners' part
     order: dict[str, float] = field(default_factory=dict)  # node -> latest vacancy, oldest first
