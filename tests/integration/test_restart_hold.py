@@ -41,6 +41,20 @@ async def test_a_gang_deleted_whole_keeps_its_homes_claimed_until_the_hold_ends(
 
     # another image: taking a held home would cost it a pull (one of the gang's image may take them)
     other = await o.owner_stand_in(kube, ns, "train-b")
+
+    async def operator_sees_the_gang_gone() -> bool:
+        """The pods are gone from the API server before the operator's watch says so; a pod
+        admitted between the two finds a rank still running there, and the hold is not yet due
+        (CI, on a busy machine, once admitted one in that gap). The hold starts when the
+        operator sees the last pod go: a dry-run pod of another image shows when."""
+        probe = await kube.request(
+            "POST", f"/api/v1/namespaces/{ns}/pods", query=[("dryRun", "All")],
+            body={"metadata": {"name": "probe", "annotations": {"volcano.sh/task-index": "0"}, "ownerReferences": [other]},
+                  "spec": {"containers": [{**o.container(), "image": "registry.invalid/other:20g"}]}},
+        )
+        return set(homes) <= kept_off(probe)
+
+    await o.eventually(operator_sees_the_gang_gone, timeout=30, what="both homes held once the operator saw the gang go")
     in_the_gap = await o.pod(kube, ns, "train-b-0", owner=other, annotations={"volcano.sh/task-index": "0"},
                              image="registry.invalid/other:20g")
     assert set(homes) <= kept_off(in_the_gap), f"admitted in the gap, it keeps off the gang's homes: {o.terms(in_the_gap)}"
