@@ -93,9 +93,9 @@ lock: venv
 		--no-emit-index-url --no-emit-find-links --output-file requirements.lock pyproject.toml
 
 # The demo runs a local control plane, kwok and Volcano: it builds those alone (not Helm, the
-# frameworks nor MindCluster's plugin, which `binaries` adds for the tests).
+# frameworks nor MindCluster's plugin, which `binaries` adds for the tests). The control plane's
+# programs are built by the demo itself, only those it runs (cluster.VOLCANO_CONTROL_PLANE).
 demo-binaries:
-	bash e2e/build-binaries.sh
 	bash e2e/build-volcano.sh
 
 demo: venv demo-binaries

@@ -17,7 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
 
 from demo import RANKS, VARIANTS, Layout, story  # noqa: E402
-from homing_e2e.cluster import build_binaries  # noqa: E402
+from homing_e2e.cluster import VOLCANO_CONTROL_PLANE, build_binaries  # noqa: E402
 from homing_e2e.tidal import dump  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -59,7 +59,7 @@ async def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--out", default="demo.json")
     args = ap.parse_args()
-    build_binaries()
+    build_binaries(*VOLCANO_CONTROL_PLANE)
     runs: list[dict] = []
     for run in range(1, args.runs + 1):
         layout = Layout.drawn(run)

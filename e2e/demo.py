@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from homing_e2e.cluster import build_binaries  # noqa: E402
+from homing_e2e.cluster import VOLCANO_CONTROL_PLANE, build_binaries  # noqa: E402
 from homing_e2e.imagecache import MODEL_BANDWIDTH_GBPS, pull_minutes  # noqa: E402
 from homing_e2e.modules import pinned_dir  # noqa: E402
 from homing_e2e.tidal import TidalCluster  # noqa: E402
@@ -90,7 +90,7 @@ def verdict(plain: dict, homing: dict) -> str:
 
 
 async def main() -> None:
-    build_binaries()
+    build_binaries(*VOLCANO_CONTROL_PLANE)
     seed = int(sys.argv[1]) if len(sys.argv) > 1 else 1
     layout = Layout.drawn(seed)
     pull = pull_minutes(IMAGES["llama-train:30g"], BANDWIDTH_GBPS)
