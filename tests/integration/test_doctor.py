@@ -22,12 +22,17 @@ pytestmark = pytest.mark.cluster
 
 SCRIPTS = Path(sys.executable).parent
 BASE = Path(__file__).resolve().parents[2] / "manifests" / "base"
+SHIPPED_VOLCANO = Path(__file__).resolve().parents[2] / "manifests" / "tidal" / "gangreclaim" / "volcano-scheduler.conf"
+VOLCANO = "volcano-scheduler-configmap"
 WEBHOOKS = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
 
 
-async def doctor(kubeconfig: Path, namespace: str, operator_namespace: str) -> tuple[int, dict]:
+async def doctor(kubeconfig: Path, namespace: str, operator_namespace: str, volcano: str = VOLCANO) -> tuple[int, dict]:
+    """The checks by name; Volcano's configuration read from the ConfigMap `volcano` in the
+    settings namespace (the fixture writes the shipped gang-aware one there)."""
     proc = await asyncio.create_subprocess_exec(
         str(SCRIPTS / "kubectl-homing"), "doctor", "-n", namespace, "--operator-namespace", operator_namespace,
+        "--volcano-config", f"{operator_namespace}/{volcano}",
         "-o", "json", "--kubeconfig", str(kubeconfig), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     out, err = await proc.communicate()
     assert out, err.decode()
@@ -44,7 +49,13 @@ async def settings_namespace(kube: Kube, operator) -> str:
                            **{k: float(env[f"HOMING_REPLICAS__{k.upper()}"]) for k in ("lease_seconds", "renew_seconds", "retry_seconds")}}}
     await kube.request("POST", f"/api/v1/namespaces/{ns}/configmaps",
                        body={"metadata": {"name": "homing-config"}, "data": {"config.yaml": yaml.safe_dump(config)}})
+    await volcano_config(kube, ns, VOLCANO, SHIPPED_VOLCANO.read_text())
     return ns
+
+
+async def volcano_config(kube: Kube, ns: str, name: str, conf: str) -> None:
+    await kube.request("POST", f"/api/v1/namespaces/{ns}/configmaps",
+                       body={"metadata": {"name": name}, "data": {"volcano-scheduler.conf": conf}})
 
 
 @pytest.fixture
@@ -101,3 +112,25 @@ async def test_doctor_fails_naming_the_cause_when_the_ca_is_broken_by_hand(kube,
         return (await doctor(kubeconfig, ns, settings_namespace))[1]["admission"]["ok"] is True
 
     await o.eventually(repaired, timeout=30, what="homing working again after its restart")
+
+
+async def test_doctor_reads_volcanos_configuration(kube, operator, ns, kubeconfig, settings_namespace, guard_applied):
+    """MindCluster's configuration as it ships (prefer-previous-node on, Volcano's nodeorder
+    weight) warns and names both settings, without failing; a configuration without nodeorder
+    fails: homing's terms would change no placement; none at the given place is not checked."""
+    shipped = {"actions": "enqueue, allocate, backfill",
+               "tiers": [{"plugins": [{"name": "gang"}, {"name": "volcano-npu_v26.1.0"}]},
+                         {"plugins": [{"name": "predicates"}, {"name": "nodeorder"}]}],
+               "configurations": [{"name": "init-params", "arguments": {"prefer-previous-node": "true"}}]}
+    await volcano_config(kube, settings_namespace, "mindcluster", yaml.safe_dump(shipped))
+    code, checks = await doctor(kubeconfig, ns, settings_namespace, volcano="mindcluster")
+    assert code == 0 and checks["scheduler"]["ok"] is True and checks["scheduler"]["warn"] is True, checks["scheduler"]
+    assert '"prefer-previous-node": "false"' in checks["scheduler"]["fix"] and "nodeaffinity.weight to 10" in checks["scheduler"]["fix"]
+
+    shipped["tiers"][1]["plugins"].pop()
+    await volcano_config(kube, settings_namespace, "no-nodeorder", yaml.safe_dump(shipped))
+    code, checks = await doctor(kubeconfig, ns, settings_namespace, volcano="no-nodeorder")
+    assert code == 1 and checks["scheduler"]["ok"] is False and "no nodeorder plugin" in checks["scheduler"]["detail"]
+
+    code, checks = await doctor(kubeconfig, ns, settings_namespace, volcano="absent")
+    assert code == 0 and checks["scheduler"]["ok"] is None, checks["scheduler"]

@@ -8,8 +8,11 @@ written (the pod is created with dryRun=All, which homing's webhook decides on a
    and show here), and the namespace is in homing's scope;
 3. the pod-patch guard (the ValidatingAdmissionPolicy and its binding) is installed, or the API
    server has no such policies and the deletion-cost marks are off;
-4. a replica holds the writer Lease and renews it.
-A check that cannot be made (no right to read the object) says so and does not fail."""
+4. a replica holds the writer Lease and renews it;
+5. Volcano's scheduler configuration lets homing's terms count (cli/volcano_conf.py: nodeorder
+   scores node affinity at homing's weight; MindCluster's prefer-previous-node, on, warns).
+A check that cannot be made (no right to read the object) says so and does not fail; a warning
+says what to change and does not fail either."""
 from __future__ import annotations
 
 import datetime
@@ -17,6 +20,7 @@ import uuid
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
+from homing.cli import volcano_conf
 from homing.config import Settings
 from homing.engine.identity.scope import DECISION_ANNOTATION
 from homing.kube.client import Kube, KubeError
@@ -34,6 +38,7 @@ class Check:
     ok: bool | None  # None: could not be checked (no right, not applicable)
     detail: str
     fix: str = ""
+    warn: bool = False  # passes, but a setting keeps homing from doing all it can
 
 
 @dataclass(slots=True)
@@ -154,19 +159,45 @@ async def writer(kube: Kube, settings: Settings, now: datetime.datetime) -> Chec
     return Check("writer", True, f"{holder} leads (renewed {age:.0f} s ago)")
 
 
-async def run(kube: Kube, namespace: str, settings: Settings, now: datetime.datetime | None = None) -> Report:
+async def scheduler(kube: Kube, location: str) -> Check:
+    """Volcano's scheduler configuration, read from its ConfigMap (NAMESPACE/NAME)."""
+    namespace, _, name = location.partition("/")
+    if not namespace or not name:
+        return Check("scheduler", None, f"--volcano-config {location!r} is not NAMESPACE/NAME: not checked")
+    try:
+        config = await kube.request("GET", f"/api/v1/namespaces/{quote(namespace)}/configmaps/{quote(name)}")
+    except KubeError as err:
+        if err.status == 404:
+            return Check("scheduler", None, f"no Volcano scheduler configuration at {location}: not checked "
+                                            "(kube-scheduler's is a file; a Volcano installed under another name: "
+                                            "--volcano-config NAMESPACE/NAME)")
+        return _unknown("scheduler", err, f"ConfigMap {location}")
+    conf = volcano_conf.conf_text(config.get("data") or {})
+    if conf is None:
+        return Check("scheduler", None, f"ConfigMap {location} holds no *.conf key: not checked")
+    found = volcano_conf.read(conf)
+    detail = f"{location}: " + "; ".join(f.detail for f in found.items)
+    fix = "; ".join(f.fix for f in found.items if f.level != "ok" and f.fix)
+    return Check("scheduler", found.level != "fail", detail, fix, warn=found.level == "warn")
+
+
+async def run(kube: Kube, namespace: str, settings: Settings, volcano_config: str,
+              now: datetime.datetime | None = None) -> Report:
     now = now or datetime.datetime.now(datetime.UTC)
     report = Report(namespace)
     report.checks.append(await webhook_configuration(kube, settings))
     report.checks.append(await decision(kube, settings, namespace))
     report.checks.append(await guard(kube, settings))
     report.checks.append(await writer(kube, settings, now))
+    report.checks.append(await scheduler(kube, volcano_config))
     return report
 
 
 def text(report: Report) -> str:
-    mark = {True: "ok  ", False: "FAIL", None: "skip"}
-    lines = [f"{mark[c.ok]} {c.name}: {c.detail}" + (f"\n     fix: {c.fix}" if c.fix and c.ok is False else "")
+    def mark(c: Check) -> str:
+        return "warn" if c.warn else {True: "ok  ", False: "FAIL", None: "skip"}[c.ok]
+
+    lines = [f"{mark(c)} {c.name}: {c.detail}" + (f"\n     fix: {c.fix}" if c.fix and (c.ok is False or c.warn) else "")
              for c in report.checks]
     lines.append("homing is working" if report.healthy else "homing needs attention (see FAIL above)")
     return "\n".join(lines)

@@ -18,6 +18,8 @@ from homing.cli.errors import USAGE, CliError
 POD_WORDS = ("pod", "pods", "po")
 OUTPUTS = ("text", "json", "yaml")
 OPERATOR_NAMESPACE = "homing-system"  # config.Webhook.service_namespace, where the manifests install it
+# Where Volcano's own install (and MindCluster's volcano-v*.yaml) keeps volcano-scheduler.conf.
+VOLCANO_CONFIG = "volcano-system/volcano-scheduler-configmap"
 DESCRIPTION = "homing: send rescheduled accelerator pods home. Read-only, with your kubeconfig; `run` is the operator."
 EPILOG = """examples:
   kubectl homing explain pod llama-train-worker-3 -n ai
@@ -74,11 +76,15 @@ def parser(prog: str) -> argparse.ArgumentParser:
                    description="The owners (jobs, StatefulSets, ...) homing remembers homes for: ranks, pool homes, "
                                "home rate, last seen. Reads PlacementMemory objects (list).",
                    epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub.add_parser("doctor", parents=[common], help="check that homing works on this cluster, and say what to fix",
-                   description="Checks, with your rights, writing nothing: the webhook configuration and its CA, a "
-                               "dry-run accelerator pod in the namespace getting homing's decision, the pod-patch "
-                               "guard, and a replica leading. Exit code 1 when a check fails.",
-                   epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    d = sub.add_parser("doctor", parents=[common], help="check that homing works on this cluster, and say what to fix",
+                       description="Checks, with your rights, writing nothing: the webhook configuration and its CA, a "
+                                   "dry-run accelerator pod in the namespace getting homing's decision, the pod-patch "
+                                   "guard, a replica leading, and Volcano's scheduler configuration (nodeorder's "
+                                   "node-affinity weight; MindCluster's prefer-previous-node). Exit code 1 when a "
+                                   "check fails; a warning does not fail.",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    d.add_argument("--volcano-config", metavar="NAMESPACE/NAME", default=VOLCANO_CONFIG,
+                   help=f"the ConfigMap holding volcano-scheduler.conf (default {VOLCANO_CONFIG})")
     sub.add_parser("version", parents=[common], help="print homing's version")
     return top
 
@@ -135,7 +141,7 @@ async def _doctor(args: argparse.Namespace, warn: Callable[[str], None]) -> tupl
     kube, default_namespace = await connect.connect(args.kubeconfig, args.context)
     try:
         settings = await ClusterSettings(kube, args.operator_namespace, warn)()
-        report = await doctor.run(kube, args.namespace or default_namespace, settings)
+        report = await doctor.run(kube, args.namespace or default_namespace, settings, volcano_config=args.volcano_config)
     finally:
         await kube.close()
     return show(report, args.output, lambda: doctor.text(report)), report.healthy
