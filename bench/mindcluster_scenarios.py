@@ -1,14 +1,16 @@
 """Issue 43, item 4: the cases where MindCluster's prefer-previous-node (an in-memory owner ->
 rank -> node cache in the ascend-volcano-plugin) and homing (PlacementMemory objects, steered
 through preferred node affinity) differ, each a short scripted story on the tidal harness at a
-small size, run once by `volcano+mindcluster` (the plugin alone) and once by
-`volcano+mindcluster+homing`. Per scenario: where each re-placed rank or replica bound against
+small size, run once by `volcano+mindcluster` (the plugin alone), once by
+`volcano+mindcluster+homing` and once by `volcano+mindcluster-noprefer+homing` (the plugin with
+prefer-previous-node off, homing steering). Per scenario: where each re-placed rank or replica bound against
 its previous node, the image pulls of the harness's image-cache model, the plugin's own boosts
 (its log at level 3), and a one-line verdict naming which design kept them home and why.
 Writes bench/results/mindcluster-scenarios.json and .md (docs/dev/mindcluster.md, "Scenarios").
 
     PYTHONPATH=operator .venv/bin/python bench/mindcluster_scenarios.py [--scenarios restart ...]
-        [--variants volcano+mindcluster volcano+mindcluster+homing] [--out mindcluster-scenarios.json]
+        [--variants volcano+mindcluster volcano+mindcluster+homing volcano+mindcluster-noprefer+homing]
+        [--out mindcluster-scenarios.json]
         [--no-build] [--render-only]
 
 The plugin's source is looked for beside the repository (HOMING_MINDCLUSTER_SRC elsewhere).
@@ -42,7 +44,12 @@ from homing_e2e.tidal_schedulers import build_mindcluster, mindcluster_missing  
 
 RESULTS = Path(__file__).resolve().parent / "results"
 ALONE, WITH_HOMING = "volcano+mindcluster", "volcano+mindcluster+homing"
-VARIANTS = (ALONE, WITH_HOMING)
+# The plugin with prefer-previous-node off, homing steering (what docs/scheduler-settings.md
+# recommends beside homing for ordinary NPU jobs), judged against the plugin as it ships.
+OFF_WITH_HOMING = "volcano+mindcluster-noprefer+homing"
+VARIANTS = (ALONE, WITH_HOMING, OFF_WITH_HOMING)
+# result key prefix -> (the variant judged against ALONE, its name in the figures)
+PAIRS = {"": (WITH_HOMING, "plugin + homing"), "off_": (OFF_WITH_HOMING, "prefer-previous-node off + homing")}
 TRAIN, SERVE = "train-a:30g", "serve:15g"
 IMAGES = {TRAIN: 30.0, SERVE: 15.0}
 GANG, JOB, SERVICE = 8, "train-0", "qwen"
@@ -141,17 +148,19 @@ def winner(alone: Tally, with_homing: Tally) -> str:
     return "both" if a == h == 1 else "same"
 
 
-def figures(s: Scenario, alone: Tally, with_homing: Tally) -> str:
+def figures(s: Scenario, alone: Tally, with_homing: Tally, label: str = "plugin + homing") -> str:
     return (f"{s.goal}: plugin alone {alone.kept}/{alone.of} ({alone.pulls} pulls), "
-            f"plugin + homing {with_homing.kept}/{with_homing.of} ({with_homing.pulls} pulls)")
+            f"{label} {with_homing.kept}/{with_homing.of} ({with_homing.pulls} pulls)")
 
 
 def verdict(s: Scenario, alone: Tally, with_homing: Tally) -> str:
     """One line: who kept them where the scenario wants them, and why (the scenario's reason for that outcome)."""
     who = winner(alone, with_homing)
-    label = {"homing": "homing keeps them", "plugin": "the plugin alone keeps more", "both": "both keep them",
-             "same": "no difference", "none": "nothing re-placed"}[who]
-    return f"{label} — {s.why.get(who, 'not what the designs predict; see the rows')}"
+    return f"{LABELS[who]} — {s.why.get(who, 'not what the designs predict; see the rows')}"
+
+
+LABELS = {"homing": "homing keeps them", "plugin": "the plugin alone keeps more", "both": "both keep them",
+          "same": "no difference", "none": "nothing re-placed"}
 
 
 BOOST = re.compile(r"addPreferPreviousNodeScore: (fault pod )?task=(\S+) rank=(\d+) (?:boosted|fallback) (\w+?)Node=(\S+)")
@@ -527,10 +536,15 @@ def judged(data: dict) -> dict:
             if s and "rows" in r:
                 t = tally(s, [Row(**row) for row in r["rows"]], r["pulls"], r["pull_minutes"], r.get("context") or {})
                 r.update(kept=t.kept, of=t.of, home=t.home)
-        if s and all("kept" in runs.get(v, {}) for v in VARIANTS):
+        for prefix, (other, label) in PAIRS.items():
+            if not (s and all("kept" in runs.get(v, {}) for v in (ALONE, other))):
+                continue
             a, h = (Tally(runs[v]["kept"], runs[v]["of"], runs[v]["home"], runs[v]["pulls"], runs[v]["pull_minutes"])
-                    for v in (ALONE, WITH_HOMING))
-            entry["winner"], entry["verdict"], entry["figures"] = winner(a, h), verdict(s, a, h), figures(s, a, h)
+                    for v in (ALONE, other))
+            # The reasons were written for the plugin as shipped beside homing; with the setting off
+            # the verdict names the winner only, and the rows say why.
+            said = verdict(s, a, h) if other == WITH_HOMING else LABELS[winner(a, h)]
+            entry[f"{prefix}winner"], entry[f"{prefix}verdict"], entry[f"{prefix}figures"] = winner(a, h), said, figures(s, a, h, label)
     return data
 
 
@@ -541,12 +555,14 @@ def table(data: dict) -> str:
     lines = ["# MindCluster's prefer-previous-node and homing: the scenarios where they differ", "",
              f"`{COMMAND}` (one run per scenario and variant; {MODEL_BANDWIDTH_GBPS:g} Gbit/s pulls, images "
              + ", ".join(f"{k} {v:g} GB" for k, v in IMAGES.items()) + ").", "",
-             "| scenario | counted | plugin alone: kept / re-placed (pulls) | plugin + homing: kept / re-placed (pulls) | verdict |",
-             "|---|---|---|---|---|"]
+             "| scenario | counted | plugin alone: kept / re-placed (pulls) | plugin + homing: kept / re-placed (pulls) | verdict "
+             "| prefer-previous-node off + homing | verdict, off + homing against the plugin alone |",
+             "|---|---|---|---|---|---|---|"]
     for name, entry in data["scenarios"].items():
         s, runs = SCENARIOS[name], entry.get("runs", {})
         cells = [cell(runs.get(v)) for v in VARIANTS]
-        lines.append(f"| {s.title} | {s.goal} | {cells[0]} | {cells[1]} | {entry.get('verdict', '')} |")
+        lines.append(f"| {s.title} | {s.goal} | {cells[0]} | {cells[1]} | {entry.get('verdict', '')} "
+                     f"| {cells[2]} | {entry.get('off_verdict', '')} |")
     lines += ["", "Per re-placement (step, key, previous node -> node, outcome, homing's reason), and the plugin's "
               "boosts in the counted steps (its log, last boost per task: self = the rank's own previous node, "
               "other = a node its owner never used, peer = another rank's):", ""]

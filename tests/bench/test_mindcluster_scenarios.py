@@ -102,3 +102,19 @@ def test_the_table_and_verdicts_from_results_with_a_failed_run(sc):
     assert "| 1. scheduler restarted while a gang is pending | home | 3/8 (5) | 8/8 (0) | homing keeps them" in text
     assert "| failed | 8/8 (0) |" in text and "failed: TimeoutError: boom" in text
     assert "night train-0/worker/7: npu-007 -> npu-007 home" in text
+    assert "off_verdict" not in judged["scenarios"]["restart"] and text.count("| not run |  |") == 2
+
+
+def test_prefer_previous_node_off_with_homing_is_judged_against_the_plugin_alone(sc):
+    home = [row(sc, key=f"train-0/worker/{i}", home=f"npu-00{i}", node=f"npu-00{i}").__dict__ for i in range(8)]
+    away = [{**r, "node": "npu-020", "outcome": "elsewhere"} if i < 2 else r for i, r in enumerate(home)]
+    ok = {"kept": 0, "of": 0, "home": 0, "pulls": 0, "pull_minutes": 0.0, "rows": home,
+          "plugin_boosts": {}, "restarts": 1, "unbound_by_step": {}}
+    data = {"scenarios": {"superpod-control": {"runs": {sc.ALONE: ok, sc.WITH_HOMING: ok,
+                                                        sc.OFF_WITH_HOMING: {**ok, "rows": away, "pulls": 2, "pull_minutes": 8.0}}}}}
+    judged = sc.judged(data)["scenarios"]["superpod-control"]
+    assert judged["winner"] == "both" and judged["off_winner"] == "plugin"
+    assert judged["off_verdict"] == "the plugin alone keeps more"  # the prefer-on reasons are not borrowed
+    assert judged["off_figures"] == "home: plugin alone 8/8 (0 pulls), prefer-previous-node off + homing 6/8 (2 pulls)"
+    text = sc.table(data)
+    assert "| 8/8 (0) | 8/8 (0) | both keep them" in text and "| 6/8 (2) | the plugin alone keeps more |" in text
