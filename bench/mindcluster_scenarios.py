@@ -141,11 +141,25 @@ def winner(alone: Tally, with_homing: Tally) -> str:
     a, h = alone.rate, with_homing.rate
     if a is None or h is None:
         return "none"
-    if h != a and round(abs(h - a) * max(alone.of, with_homing.of), 6) > NOISE:
+    if not kept_alike(alone, with_homing):
         return "homing" if h > a else "plugin"
     if abs(alone.pulls - with_homing.pulls) > NOISE:
         return "homing" if with_homing.pulls < alone.pulls else "plugin"
     return "both" if a == h == 1 else "same"
+
+
+def kept_alike(alone: Tally, with_homing: Tally) -> bool:
+    """Both kept the same share, within NOISE re-placements (a win then is by pulls alone)."""
+    a, h = alone.rate or 0.0, with_homing.rate or 0.0
+    return h == a or round(abs(h - a) * max(alone.of, with_homing.of), 6) <= NOISE
+
+
+def label(alone: Tally, with_homing: Tally) -> str:
+    """The verdict's first words: who won, and by what."""
+    who = winner(alone, with_homing)
+    if who in ("homing", "plugin") and kept_alike(alone, with_homing):
+        return "kept alike; " + ("homing pulls less" if who == "homing" else "the plugin alone pulls less")
+    return LABELS[who]
 
 
 def figures(s: Scenario, alone: Tally, with_homing: Tally, label: str = "plugin + homing") -> str:
@@ -156,7 +170,9 @@ def figures(s: Scenario, alone: Tally, with_homing: Tally, label: str = "plugin 
 def verdict(s: Scenario, alone: Tally, with_homing: Tally) -> str:
     """One line: who kept them where the scenario wants them, and why (the scenario's reason for that outcome)."""
     who = winner(alone, with_homing)
-    return f"{LABELS[who]} — {s.why.get(who, 'not what the designs predict; see the rows')}"
+    if who in ("homing", "plugin") and kept_alike(alone, with_homing):
+        who = "same"  # the reason for keeping alike; the label says who pulled less
+    return f"{label(alone, with_homing)} — {s.why.get(who, 'not what the designs predict; see the rows')}"
 
 
 LABELS = {"homing": "homing keeps them", "plugin": "the plugin alone keeps more", "both": "both keep them",
@@ -536,15 +552,15 @@ def judged(data: dict) -> dict:
             if s and "rows" in r:
                 t = tally(s, [Row(**row) for row in r["rows"]], r["pulls"], r["pull_minutes"], r.get("context") or {})
                 r.update(kept=t.kept, of=t.of, home=t.home)
-        for prefix, (other, label) in PAIRS.items():
+        for prefix, (other, named) in PAIRS.items():
             if not (s and all("kept" in runs.get(v, {}) for v in (ALONE, other))):
                 continue
             a, h = (Tally(runs[v]["kept"], runs[v]["of"], runs[v]["home"], runs[v]["pulls"], runs[v]["pull_minutes"])
                     for v in (ALONE, other))
             # The reasons were written for the plugin as shipped beside homing; with the setting off
             # the verdict names the winner only, and the rows say why.
-            said = verdict(s, a, h) if other == WITH_HOMING else LABELS[winner(a, h)]
-            entry[f"{prefix}winner"], entry[f"{prefix}verdict"], entry[f"{prefix}figures"] = winner(a, h), said, figures(s, a, h, label)
+            said = verdict(s, a, h) if other == WITH_HOMING else label(a, h)
+            entry[f"{prefix}winner"], entry[f"{prefix}verdict"], entry[f"{prefix}figures"] = winner(a, h), said, figures(s, a, h, named)
     return data
 
 

@@ -68,6 +68,15 @@ def test_a_verdict_names_the_winner_gives_its_reason_and_the_figures(sc):
     assert "not what the designs predict" in sc.verdict(s, sc.Tally(8, 8, 8, 0, 0.0), sc.Tally(3, 8, 3, 5, 20.0))
 
 
+def test_a_win_by_pulls_alone_says_so_and_gives_the_reason_for_keeping_alike(sc):
+    s = sc.SCENARIOS["superpod"]  # both re-planned the job: none home, fewer pulls with homing
+    a, h = sc.Tally(0, 7, 0, 8, 32.0), sc.Tally(0, 7, 0, 4, 16.0)
+    assert sc.winner(a, h) == "homing"
+    assert sc.verdict(s, a, h) == f"kept alike; homing pulls less — {s.why['same']}"
+    assert sc.label(h, a) == "kept alike; the plugin alone pulls less"
+    assert sc.label(sc.Tally(3, 8, 3, 5, 20.0), sc.Tally(8, 8, 8, 0, 0.0)) == "homing keeps them"
+
+
 def test_every_scenario_has_a_reason_for_what_the_designs_predict(sc):
     for s in sc.SCENARIOS.values():
         assert s.steps and s.key_prefix and s.superpods in (2, 3)
