@@ -135,7 +135,10 @@ async def pod(
     npus: int = 1,
     affinity: dict | None = None,
     image: str | None = None,
+    dry_run: bool = False,
 ) -> dict:
+    """A pod as the tests create it; with dry_run the API server admits it (homing's webhook
+    decides) and stores nothing."""
     body: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -149,7 +152,7 @@ async def pod(
     if affinity:
         body["spec"]["affinity"] = affinity
     bound_by_the_test(body["spec"])
-    return await kube.request("POST", f"/api/v1/namespaces/{ns}/pods", body=body)
+    return await kube.request("POST", f"/api/v1/namespaces/{ns}/pods", body=body, query=[("dryRun", "All")] if dry_run else None)
 
 
 async def bind(kube: Kube, ns: str, name: str, node_name: str) -> None:

@@ -47,11 +47,8 @@ async def test_a_gang_deleted_whole_keeps_its_homes_claimed_until_the_hold_ends(
         admitted between the two finds a rank still running there, and the hold is not yet due
         (CI, on a busy machine, once admitted one in that gap). The hold starts when the
         operator sees the last pod go: a dry-run pod of another image shows when."""
-        probe = await kube.request(
-            "POST", f"/api/v1/namespaces/{ns}/pods", query=[("dryRun", "All")],
-            body={"metadata": {"name": "probe", "annotations": {"volcano.sh/task-index": "0"}, "ownerReferences": [other]},
-                  "spec": {"containers": [{**o.container(), "image": "registry.invalid/other:20g"}]}},
-        )
+        probe = await o.pod(kube, ns, "probe", owner=other, annotations={"volcano.sh/task-index": "0"},
+                            image="registry.invalid/other:20g", dry_run=True)
         return set(homes) <= kept_off(probe)
 
     await o.eventually(operator_sees_the_gang_gone, timeout=30, what="both homes held once the operator saw the gang go")

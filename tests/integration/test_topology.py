@@ -167,11 +167,7 @@ async def test_hypernode_job_with_subgroups(kube, operator, ns):
     lab = lambda r: {PART: "0" if r < 4 else "1"}  # noqa: E731
 
     async def operator_sees_the_podgroup():
-        probe = await kube.request(
-            "POST", f"/api/v1/namespaces/{ns}/pods", query=[("dryRun", "All")],
-            body={"metadata": {"name": "probe", "annotations": ann(0), "labels": lab(0), "ownerReferences": [owner]},
-                  "spec": {"containers": [o.container()]}},
-        )
+        probe = await o.pod(kube, ns, "probe", owner=owner, annotations=ann(0), labels=lab(0), dry_run=True)
         return o.decision(probe).get("kind") == "hypernode"
 
     await o.eventually(operator_sees_the_podgroup, what="the operator knows the PodGroup and HyperNodes")
