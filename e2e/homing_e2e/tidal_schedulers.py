@@ -16,6 +16,7 @@ from pathlib import Path
 
 import yaml
 
+from homing.cli.volcano_conf import INIT_PARAMS, MINDCLUSTER_PLUGIN_PREFIX, PREFER_PREVIOUS_NODE
 from homing.config import Labels
 from homing.kube.client import Kube
 from homing_e2e import kube_gangs, objects as o
@@ -241,7 +242,7 @@ def shipped_conf() -> dict:
         text = ((doc or {}).get("data") or {}).get("volcano-scheduler.conf")
         if text:
             conf = yaml.safe_load(text)
-            for plugin in (p for tier in conf["tiers"] for p in tier["plugins"] if p["name"].startswith("volcano-npu_")):
+            for plugin in (p for tier in conf["tiers"] for p in tier["plugins"] if p["name"].startswith(MINDCLUSTER_PLUGIN_PREFIX)):
                 plugin["name"] = plugin_name()
             return conf
     raise ValueError("no volcano-scheduler.conf in the plugin's volcano-v1.15.0.yaml")
@@ -256,8 +257,8 @@ def mindcluster_conf(variant: str, tide: str) -> str:
     nodeaffinity.weight to homing's 10 either way (docs/scheduler-settings.md)."""
     shipped = shipped_conf()
     if NO_PREFER in variant:
-        for params in (c["arguments"] for c in shipped.get("configurations", []) if c.get("name") == "init-params"):
-            params["prefer-previous-node"] = "false"
+        for params in (c["arguments"] for c in shipped.get("configurations", []) if c.get("name") == INIT_PARAMS):
+            params[PREFER_PREVIOUS_NODE] = "false"
     if tide == SHIPPED:
         conf = shipped
         if "homing" in variant:

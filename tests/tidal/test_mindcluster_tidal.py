@@ -16,6 +16,7 @@ import json
 import pytest
 import yaml
 
+from homing.cli.volcano_conf import read
 from homing.config import Labels
 from homing_e2e import objects as o
 from homing_e2e.home_checks import assert_free_homes_taken
@@ -58,6 +59,8 @@ def test_conf_runs_the_plugin_with_prefer_previous_node(tide):
     assert first[first.index("gang") + 1] == plugin_name()  # after gang, as it ships
     params = next(c["arguments"] for c in conf["configurations"] if c["name"] == "init-params")
     assert params["prefer-previous-node"] == "true"
+    # doctor reads it as a user's cluster would be read: the setting on, nodeorder at homing's weight
+    assert [(f.level, "prefer-previous-node on" in f.detail) for f in read(yaml.safe_dump(conf)).items] == [("ok", False), ("warn", True)]
     nodeorder = next(p for t in conf["tiers"] for p in t["plugins"] if p["name"] == "nodeorder")
     assert nodeorder["arguments"]["nodeaffinity.weight"] == 10
     if tide == SHIPPED:
@@ -72,6 +75,7 @@ def test_noprefer_variant_runs_the_plugin_with_prefer_previous_node_off(tide):
     assert plugin_name() in first  # the plugin still places the chips
     params = next(c["arguments"] for c in conf["configurations"] if c["name"] == "init-params")
     assert params["prefer-previous-node"] == "false"
+    assert [f.level for f in read(yaml.safe_dump(conf)).items] == ["ok", "ok"]  # what doctor calls the recommended set-up
     assert yaml.safe_load(mindcluster_conf("volcano+mindcluster+homing", tide)) != conf  # the shipped one is left as it ships
 
 

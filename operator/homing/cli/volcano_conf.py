@@ -86,15 +86,21 @@ def _node_order(plugins: list[dict[str, Any]]) -> Finding:
     return Finding("ok", f"nodeorder scores node affinity at weight {raw}")
 
 
+def _init_params(conf: dict[str, Any]) -> dict[str, Any]:
+    """The arguments of the configuration the plugin reads its settings from (none: empty)."""
+    configurations = conf.get("configurations")
+    for c in configurations if isinstance(configurations, list) else ():
+        if isinstance(c, dict) and c.get("name") == INIT_PARAMS and isinstance(arguments := c.get("arguments"), dict):
+            return arguments
+    return {}
+
+
 def _prefer_previous_node(conf: dict[str, Any], plugins: list[dict[str, Any]]) -> Finding | None:
     plugin = next((p["name"] for p in plugins if p["name"].startswith(MINDCLUSTER_PLUGIN_PREFIX)), None)
     if plugin is None:
         return None
-    configurations = conf.get("configurations")
-    params = next((c.get("arguments") for c in configurations or () if isinstance(c, dict) and c.get("name") == INIT_PARAMS),
-                  None) if isinstance(configurations, list) else None
     # The plugin turns it on only for the exact string "true"; absent means off.
-    if isinstance(params, dict) and params.get(PREFER_PREVIOUS_NODE) == "true":
+    if _init_params(conf).get(PREFER_PREVIOUS_NODE) == "true":
         return Finding("warn", f"MindCluster's plugin {plugin} has prefer-previous-node on: its boost (100 x 100 points) "
                                "outweighs every preferred term, so where the two disagree the plugin places the rank",
                        f'set init-params "{PREFER_PREVIOUS_NODE}": "false" where the training is ordinary NPU jobs; keep '
