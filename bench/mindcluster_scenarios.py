@@ -162,17 +162,16 @@ def label(alone: Tally, with_homing: Tally) -> str:
     return LABELS[who]
 
 
-def figures(s: Scenario, alone: Tally, with_homing: Tally, label: str = "plugin + homing") -> str:
+def figures(s: Scenario, alone: Tally, with_homing: Tally, named: str = "plugin + homing") -> str:
     return (f"{s.goal}: plugin alone {alone.kept}/{alone.of} ({alone.pulls} pulls), "
-            f"{label} {with_homing.kept}/{with_homing.of} ({with_homing.pulls} pulls)")
+            f"{named} {with_homing.kept}/{with_homing.of} ({with_homing.pulls} pulls)")
 
 
 def verdict(s: Scenario, alone: Tally, with_homing: Tally) -> str:
     """One line: who kept them where the scenario wants them, and why (the scenario's reason for that outcome)."""
     who = winner(alone, with_homing)
-    if who in ("homing", "plugin") and kept_alike(alone, with_homing):
-        who = "same"  # the reason for keeping alike; the label says who pulled less
-    return f"{label(alone, with_homing)} — {s.why.get(who, 'not what the designs predict; see the rows')}"
+    reason = "same" if who in ("homing", "plugin") and kept_alike(alone, with_homing) else who  # won on pulls: kept alike
+    return f"{label(alone, with_homing)} — {s.why.get(reason, 'not what the designs predict; see the rows')}"
 
 
 LABELS = {"homing": "homing keeps them", "plugin": "the plugin alone keeps more", "both": "both keep them",
