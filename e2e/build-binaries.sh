@@ -55,6 +55,9 @@ build controlplane "$bin" \
   kube-scheduler=k8s.io/kubernetes/cmd/kube-scheduler \
   kubectl=k8s.io/kubernetes/cmd/kubectl
 if [[ "$wanted" != "  " ]]; then
+  for name in "$@"; do  # a misspelt name would otherwise build nothing and fail later, far away
+    [[ -x "$bin/$name" ]] || { echo "build-binaries.sh: e2e/controlplane has no program $name" >&2; exit 2; }
+  done
   exit 0
 fi
 build controlplane-1.37 "$bin/k8s-1.37" \

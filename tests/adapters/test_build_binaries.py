@@ -7,6 +7,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 SCRIPT = Path(__file__).resolve().parents[2] / "e2e" / "build-binaries.sh"
 FAKE_GO = """#!/usr/bin/env bash
 case "$1" in
@@ -30,6 +32,12 @@ def build(tmp_path: Path, *programs: str) -> list[str]:
            "GO_LOG": str(log)}
     subprocess.run(["bash", str(SCRIPT), *programs], env=env, check=True, capture_output=True)
     return log.read_text().split()
+
+
+def test_a_name_it_does_not_build_is_refused(tmp_path):
+    with pytest.raises(subprocess.CalledProcessError) as err:
+        build(tmp_path, "etcd", "kube-apiservr")
+    assert err.value.returncode == 2 and b"no program kube-apiservr" in err.value.stderr
 
 
 def test_the_named_programs_alone_then_the_rest_when_all_are_asked_for(tmp_path):
