@@ -151,6 +151,11 @@ class Vacancies:
                 order[node] = now
         return count
 
+    def since(self, node: str, key: str) -> float:
+        """When `key` vacated `node` (a vacancy that exists): read in its namespace's part
+        alone, where `vacant[node]` merges every namespace vacant there."""
+        return self.namespaces[key_namespace(key)].vacant[node][key]
+
     def of(self, namespace: str) -> VacantHomes:
         """The vacant homes of `namespace`'s owners (read only)."""
         return self.namespaces.get(namespace) or VacantHomes()

@@ -67,11 +67,11 @@ def claims(index: MemoryIndex, now: float, skip_owner: str | None = None) -> Ite
             claimants.setdefault(node, []).append(key)
     if not claimants:
         return
+    since = index.vacancies.since
     for node in reversed(index.vacated_order):
         keys = claimants.get(node)
         if keys:
-            since = index.vacant[node]
-            yield from ((node, key) for key in sorted(keys, key=lambda k: (since[k], k)))
+            yield from ((node, key) for key in sorted(keys, key=lambda k: (since(node, k), k)))
 
 
 def others_claims(index: MemoryIndex, skip_owner: str, now: float) -> Claims:
