@@ -9,7 +9,7 @@ import asyncio
 import pytest
 
 from homing.config import Settings, Watching
-from homing.kube.client import Kube
+from homing.kube.client import METADATA_ONLY, Kube
 from homing.kube.runtime import Runtime
 from homing.kube.watch.watches import Kind, Watched, Watches
 from homing_e2e import objects as o
@@ -55,6 +55,45 @@ async def test_a_pod_deleted_while_the_watch_was_away_leaves_its_home_after_kopf
     finally:
         await stop(task)
     assert rt.index.owner(key).ranks["0"].node == a, "the memory itself is kept"
+
+
+class Listings:
+    """The real client, recording what each GET asked for (its Accept header)."""
+
+    def __init__(self, kube: Kube) -> None:
+        self.kube, self.accepts = kube, []
+
+    async def request(self, method, path, *args, accept="application/json", **kw):
+        if method == "GET":
+            self.accepts.append(accept)
+        return await self.kube.request(method, path, *args, accept=accept, **kw)
+
+
+async def test_after_kopfs_own_listing_the_relist_asks_for_identities_and_still_finds_the_phantom(kube, ns):
+    """kopf's listing handed every object over, so only deletions can be missing: the re-list it
+    triggers lists metadata alone (a pod's spec and status are most of its bytes, and kopf lists
+    again when the loop is busiest) and still hands the deletion over. A periodic re-list, which
+    must find changes too, lists in full."""
+    listings = Listings(kube)
+    rt, watches = pod_watches(listings, ns, reconcile_seconds=300)  # no periodic pass in this test
+    a, b = await o.node(kube, f"a-{ns}"), await o.node(kube, f"b-{ns}")
+    owner = await o.owner_stand_in(kube, ns, "job")
+    key = f"{ns}/{owner['uid']}"
+    for rank, node in (("0", a), ("1", b)):
+        await o.pod(kube, ns, f"job-{rank}", owner=owner, annotations={"volcano.sh/task-index": rank})
+        await o.bind(kube, ns, f"job-{rank}", node)
+    assert await watches.load("pods")
+    assert listings.accepts == ["application/json"], "the load hands every object over: in full"
+    task = asyncio.create_task(watches.reconcile_forever("pods"))
+    try:
+        await o.delete_pod(kube, ns, "job-0")  # while the watch is away: its DELETED never comes
+        watches.deliver("pods", None, await o.get_pod(kube, ns, "job-1"))  # kopf's listing after the 410
+        await o.eventually(lambda: _now(rt.index.occupied_nodes(key) == {b}), what="the phantom dropped")
+    finally:
+        await stop(task)
+    assert listings.accepts == ["application/json", METADATA_ONLY]
+    await watches.relist("pods")  # as the periodic pass lists
+    assert listings.accepts[-1] == "application/json"
 
 
 async def test_a_watch_that_stops_delivering_fails_liveness_until_it_delivers_again(kube, ns):

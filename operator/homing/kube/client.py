@@ -12,6 +12,10 @@ from kubernetes_asyncio import client, config
 PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
 MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
+# A listing of identities only: each item's metadata, no spec or status (the API server's
+# PartialObjectMetadata, as client-go's metadata informers read it). Plain JSON after the comma:
+# a server that cannot answer in this form answers in full, and metadata is read the same way.
+METADATA_ONLY = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
 
 
 class KubeError(Exception):
@@ -50,12 +54,13 @@ class Kube:
         query: list[tuple[str, str]] | None = None,
         content_type: str = "application/json",
         timeout: float = 30,
+        accept: str = "application/json",
     ) -> dict[str, Any]:
         resp = await self.api.call_api(
             path,
             method,
             query_params=query or [],
-            header_params={"Content-Type": content_type, "Accept": "application/json"},
+            header_params={"Content-Type": content_type, "Accept": accept},
             body=body,
             auth_settings=["BearerToken"],
             _preload_content=False,
@@ -73,17 +78,19 @@ class Kube:
 
 class Requests(Protocol):
     async def request(self, method: str, path: str, body: Any = None, query: list[tuple[str, str]] | None = None,
-                      content_type: str = "application/json", timeout: float = 30) -> dict[str, Any]: ...
+                      content_type: str = "application/json", timeout: float = 30,
+                      accept: str = "application/json") -> dict[str, Any]: ...
 
 
-async def pages(kube: Requests, path: str, limit: int = 500, timeout: float = 120) -> AsyncIterator[tuple[list[dict[str, Any]], str]]:
+async def pages(kube: Requests, path: str, limit: int = 500, timeout: float = 120,
+                accept: str = "application/json") -> AsyncIterator[tuple[list[dict[str, Any]], str]]:
     """The one LIST pager: a collection a page at a time (items without their bookkeeping, and
     the listing's resourceVersion, the first page's), so a caller holds one page of JSON, not
-    all. Every listing homing makes goes through it."""
+    all. Every listing homing makes goes through it. `accept`: METADATA_ONLY lists identities."""
     token, version = "", ""
     while True:
         query = [("limit", str(limit))] + ([("continue", token)] if token else [])
-        page = await kube.request("GET", path, query=query, timeout=timeout)
+        page = await kube.request("GET", path, query=query, timeout=timeout, accept=accept)
         meta = page.get("metadata") or {}
         version = version or meta.get("resourceVersion") or ""
         yield [without_bookkeeping(obj) for obj in page.get("items") or []], version

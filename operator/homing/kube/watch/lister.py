@@ -30,13 +30,15 @@ class Slicer:
 
 
 async def list_pages(
-    kube: Kube, path: str, deliver: Deliver, *, page_size: int = 500, slicer: Slicer | None = None
+    kube: Kube, path: str, deliver: Deliver, *, page_size: int = 500, slicer: Slicer | None = None,
+    accept: str = "application/json",
 ) -> tuple[set[str], str]:
-    """Every object, page by page; returns the listed uids and the listing's resourceVersion."""
+    """Every object, page by page; returns the listed uids and the listing's resourceVersion.
+    `accept`: client.METADATA_ONLY for a listing of identities."""
     slicer = slicer or Slicer()
     uids: set[str] = set()
     version = ""
-    async for items, listed_at in pages(kube, path, page_size):
+    async for items, listed_at in pages(kube, path, page_size, accept=accept):
         version = listed_at  # the first page's, on every page
         for obj in items:
             if deliver(obj):

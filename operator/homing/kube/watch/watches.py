@@ -4,7 +4,12 @@ the memory needs, and lists it again every `watching.reconcile_seconds` and soon
 kopf lists it again itself: kopf hands a re-listed object over as it is but never says
 which objects the listing lacked, so a pod deleted while its watch was away would stay.
 The re-list hands over only what the watch missed (watchledger.py), and a change the
-watch never sent, with nothing from it since, fails liveness."""
+watch never sent, with nothing from it since, fails liveness.
+
+After kopf's own listing only deletions can be missing (kopf handed every object over as it
+was, and its watch goes on from there), so that re-list asks for identities alone
+(client.METADATA_ONLY): a pod's metadata is a fraction of its bytes, and the watch falls
+behind, and kopf lists again, exactly when the loop is busiest (bench/results, 5,000 nodes)."""
 from __future__ import annotations
 
 import asyncio
@@ -16,7 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 import kopf
 
 from homing.config import Settings
-from homing.kube.client import Kube, KubeError, without_bookkeeping
+from homing.kube.client import METADATA_ONLY, Kube, KubeError, without_bookkeeping
 from homing.kube.signals import logs, metrics
 from homing.kube.watch.frameworkwatch import JobSets, LeaderWorkerSets
 from homing.kube.watch.lister import list_pages
@@ -101,6 +106,11 @@ class Watched:
             self.handle(None, obj)
         return True
 
+    @staticmethod
+    def identified(obj: dict[str, Any]) -> bool:
+        """An object of a listing of identities: counted as there, nothing handed over."""
+        return True
+
     def end(self, uids: set[str], now: float, version: str = "") -> int:
         """The listing is whole: what it lacks is handed over as deleted. Returns how many."""
         gone = self.ledger.end_listing(uids, now, version)
@@ -138,15 +148,20 @@ class Watches:
         """The kind's first listing (start-up, or a CRD installed later): True when listed."""
         return await self._list(self.kinds[name], judging=False)
 
-    async def relist(self, name: str) -> bool:
-        """A later listing: hands over what the watch missed, and what went while it was away."""
-        return await self._list(self.kinds[name], judging=True)
+    async def relist(self, name: str, deletions_only: bool = False) -> bool:
+        """A later listing: hands over what the watch missed, and what went while it was away.
+        `deletions_only`: after kopf's own listing, which handed over every change; the listing
+        asks for identities alone and hands over only what went."""
+        return await self._list(self.kinds[name], judging=True, identities=deletions_only)
 
-    async def _list(self, w: Watched, judging: bool) -> bool:
+    async def _list(self, w: Watched, judging: bool, identities: bool = False) -> bool:
         relist, missed_before = w.loaded, w.ledger.missed
-        w.begin(judging)
+        w.begin(judging and not identities)  # a listing of identities cannot tell a missed change
         try:
-            uids, version = await list_pages(self.kube, w.kind.path, w.listed)
+            if identities:
+                uids, version = await list_pages(self.kube, w.kind.path, w.identified, accept=METADATA_ONLY)
+            else:
+                uids, version = await list_pages(self.kube, w.kind.path, w.listed)
         except KubeError as err:
             w.ledger.abandon_listing()
             if w.kind.optional and err.status in (403, 404):
@@ -190,8 +205,9 @@ class Watches:
             except TimeoutError:
                 pass
             await asyncio.sleep(max(0.0, w.last_listing + gap - self.clock()))
+            after_kopf = w.relist_wanted.is_set()
             w.relist_wanted.clear()
-            await self.relist(name)
+            await self.relist(name, deletions_only=after_kopf)
 
     def problems(self, stale_seconds: float) -> list[str]:
         now = self.clock()
