@@ -365,6 +365,43 @@ def test_per_owner_bound_on_the_pool():
     assert index.rank_count == 0
 
 
+# -- a node that stops being a home stops being a vacant home -------------------------------------
+
+def vacant_for(index: MemoryIndex, key: str) -> set[str]:
+    return {n for n in index.vacated_order if key in set(index.vacancies.owners_at(n))}
+
+
+@pytest.mark.parametrize("how", ["moved", "dropped-at-the-bound", "pool-entry-dropped"])
+def test_a_home_given_up_leaves_the_vacant_homes(how):
+    """A rank that binds elsewhere, or one forgotten at the per-owner bound, no longer has a home
+    on its old node: its vacancy there goes too. Every walk of the vacant homes stepped over
+    such a node (a restarted gang bound elsewhere left one per rank, the most recent of all)."""
+    index = MemoryIndex(max_ranks_per_owner=2)
+    ref = owner(kind="Deployment") if how == "pool-entry-dropped" else owner()
+    rank = None if how == "pool-entry-dropped" else "0"
+    index.record_bind(ref, rank, "old", (), NOW)
+    index.record_bind(ref, None if rank is None else "1", "kept", (), NOW + 1)
+    for node in ("old", "kept"):
+        index.vacate(node, ref.key, NOW + 2)  # their pods went
+    assert vacant_for(index, ref.key) == {"old", "kept"}
+    if how == "moved":
+        index.record_bind(ref, "0", "new", (), NOW + 3)
+    else:  # a third home past the bound of two: the oldest goes
+        index.record_bind(ref, None if rank is None else "2", "new", (), NOW + 3)
+    assert vacant_for(index, ref.key) == {"kept"}
+    assert list(index.vacant_homes()) == ["kept"]
+
+
+def test_a_node_still_home_to_another_rank_stays_vacant():
+    index = MemoryIndex()
+    ref = owner()
+    index.record_bind(ref, "0", "shared", (), NOW)
+    index.record_bind(ref, "1", "shared", (), NOW)
+    index.vacate("shared", ref.key, NOW + 1)
+    index.record_bind(ref, "0", "new", (), NOW + 2)  # rank 1's home is still there
+    assert vacant_for(index, ref.key) == {"shared"}
+
+
 # -- rank_count and the derived sibling indexes, through any sequence of operations ---------------
 
 OWNERS = [owner(uid=f"rc-{i}") for i in range(3)]

@@ -45,11 +45,17 @@ def test_the_whole_reads_the_parts_and_both_read_the_events(events):
         assert all(n in vacancies.vacant for n in expected)
         assert vacancies.by_owner == {k: {n for (n, k2) in since if k2 == k} for (_, k) in since}
         assert list(vacancies.order) == sorted(expected, key=touched.__getitem__)
+        for n in NODES:  # the readers that skip the merged view read the same
+            assert sorted(vacancies.owners_at(n)) == sorted(expected.get(n, {}))
+            assert all(vacancies.since(n, k) == at for k, at in expected.get(n, {}).items())
         for ns in {namespace(k) for k in KEYS}:
             part = vacancies.of(ns)
             mine = {n: {k: at for k, at in ks.items() if namespace(k) == ns} for n, ks in expected.items()}
             mine = {n: ks for n, ks in mine.items() if ks}
             assert part.vacant == mine, ns
+            for n in NODES:  # a tenant's view reads its part as the whole is read
+                assert sorted(part.owners_at(n)) == sorted(mine.get(n, {}))
+                assert all(part.since(n, k) == at for k, at in mine.get(n, {}).items())
             assert list(part.order) == sorted(mine, key=lambda n: touched_in(events[: t + 1], n, ns))
             for k, nodes in part.by_owner.items():
                 assert vacancies.by_owner[k] is nodes  # one set, read by both

@@ -45,10 +45,12 @@ def record_bind(
 
 
 def drop_oldest_rank(mem: OwnerMemory) -> str:
-    """Over the per-owner bound: forget the rank bound longest ago (a scan, but only at the bound)."""
+    """Over the per-owner bound: forget the rank bound longest ago (a scan, but only at the bound).
+    Returns the node it was home on."""
     key = min(mem.ranks, key=lambda k: (mem.ranks[k].bound_at, k))
+    node = mem.ranks[key].node
     mem.drop_rank(key)
-    return key
+    return node
 
 
 def mark_warm(mem: OwnerMemory, rank: str | None, node: str, now: float) -> bool:

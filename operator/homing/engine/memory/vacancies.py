@@ -19,11 +19,19 @@ from homing.engine.model import key_namespace
 @dataclass(slots=True)
 class VacantHomes:
     """One namespace's owners' vacant homes. Read only from outside: change them through
-    the whole (Vacancies), which keeps its view in step."""
+    the whole (Vacancies), which keeps its view in step. It reads as the whole does
+    (`vacant`, `order`, `by_owner`, `owners_at`, `since`): a tenant's view of the index
+    (memory/tenancy.py) holds its namespace's part in the whole's place."""
 
     vacant: dict[str, dict[str, float]] = field(default_factory=dict)  # node -> owner key -> vacant since
     order: dict[str, float] = field(default_factory=dict)  # node -> latest vacancy, oldest first
     by_owner: dict[str, set[str]] = field(default_factory=dict)  # owner key -> nodes
+
+    def owners_at(self, node: str) -> Iterator[str]:
+        return iter(self.vacant.get(node, ()))
+
+    def since(self, node: str, key: str) -> float:
+        return self.vacant[node][key]
 
     def _vacate(self, node: str, key: str, now: float) -> None:
         self.vacant.setdefault(node, {})[key] = now
@@ -150,6 +158,12 @@ class Vacancies:
                 order.pop(node, None)
                 order[node] = now
         return count
+
+    def owners_at(self, node: str) -> Iterator[str]:
+        """The owners vacant on `node`, part by part: `vacant[node]` merges the parts into a new
+        mapping where several namespaces are vacant there, on every call."""
+        for namespace in self.spots.get(node, ()):
+            yield from self.namespaces[namespace].vacant[node]
 
     def since(self, node: str, key: str) -> float:
         """When `key` vacated `node` (a vacancy that exists): read in its namespace's part
