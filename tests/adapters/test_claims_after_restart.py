@@ -68,7 +68,8 @@ class Api(FakeKube):
         self.kinds: dict[str, list[dict[str, Any]]] = {}
 
     async def request(self, method: str, path: str, body: Any = None, query: Any = None,
-                      content_type: str = "application/json", timeout: float = 30) -> dict[str, Any]:
+                      content_type: str = "application/json", timeout: float = 30,
+                      accept: str = "application/json") -> dict[str, Any]:
         if path.startswith("/apis/homing.io/") and (path == COLLECTION or "/namespaces/" in path):
             return await super().request(method, path, body, query, content_type, timeout)
         self.calls.append((method, path))

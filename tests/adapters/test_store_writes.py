@@ -68,7 +68,8 @@ class FakeKube:
         meta = obj["metadata"]
         self.objects[(meta["namespace"], meta["name"])] = json.dumps(obj, separators=(",", ":"))
 
-    async def request(self, method, path, body=None, query=None, content_type="application/json", timeout=30):
+    async def request(self, method, path, body=None, query=None, content_type="application/json", timeout=30,
+                      accept="application/json"):
         self.calls.append((method, path))
         await asyncio.sleep(0)
         err = self.fail(method, path)

@@ -28,7 +28,8 @@ class FakeKube:
         self.answers = answers
         self.asked: list[str] = []
 
-    async def request(self, method: str, path: str, body=None, query=None, content_type=None):
+    async def request(self, method: str, path: str, body=None, query=None, content_type=None, timeout=30,
+                      accept="application/json"):
         assert method == "GET", "the CLI only reads"
         self.asked.append(path)
         got = self.answers.get(path)
