@@ -94,6 +94,9 @@ def test_vacant_homes_most_recent_first_and_only_while_still_a_home():
     index.reoccupy("n1", a.key)
     assert list(index.vacant_homes()) == []
     assert index.vacant == {} and index.vacated_order == {} and index.vacant_by_owner == {}
+    index.vacate("n1", a.key, NOW + 4)
+    index.forget(a.key)  # an owner forgotten takes its vacancies with it
+    assert index.vacant == {} and index.vacated_order == {} and index.vacant_by_owner == {}
 
 
 def test_old_vacancies_are_dropped():
