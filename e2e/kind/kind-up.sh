@@ -76,6 +76,10 @@ CNI
 fi
 
 "$kubectl" wait --for=condition=Ready "${kind_nodes[@]/#/node/}" --timeout=180s
+# The smoke pod resolves kubernetes.default once and exits: Ready nodes do not mean CoreDNS
+# answers yet (a make test run lost its kind stage to that race: name resolution failed
+# 0 s after the nodes were Ready).
+"$kubectl" -n kube-system rollout status deployment/coredns --timeout=180s >/dev/null
 
 # The homing image in a pod (built by make images).
 "$kind" load docker-image homing:local --name "$name" >/dev/null
