@@ -39,7 +39,7 @@ import noop_floor  # noqa: E402
 import scale_measure as sm  # noqa: E402
 from homing_e2e.cluster import build_binaries  # noqa: E402
 from homing_e2e.imagecache import MODEL_BANDWIDTH_GBPS  # noqa: E402
-from homing_e2e.operator_process import scrape  # noqa: E402
+from homing_e2e.operator_process import operator_code, scrape  # noqa: E402
 from homing_e2e.tidal import NODES_PER_SUPERPOD, NS, TidalCluster, dump  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -610,8 +610,15 @@ COLUMNS = ("replacements", "home_rate", "feasible_home_rate", "replacement_pulls
            "first_placement_pulls", "pulls", "pull_minutes", "gang_restarts", "create_to_scheduled_p50_s")
 
 
+def code_line(code: dict) -> str:
+    """One operator's code as the table's head names it."""
+    where = "this tree" if code.get("this_tree") else "another checkout"
+    dirty = " with uncommitted changes" if code.get("uncommitted_changes") else ""
+    return f"{code.get('commit') or 'unknown'}{dirty} ({where})"
+
+
 def table(data: dict) -> str:
-    lines = []
+    lines = [f"Operator code: {', '.join(code_line(c) for c in data['operator_code'])}", ""] if data.get("operator_code") else []
     for day_name, sizes in data["days"].items():
         for nodes, runs in sizes.items():
             lines += [f"### {day_name} day, {nodes} nodes ({DAYS[day_name].about})", "",
@@ -698,10 +705,12 @@ def chart(runs: dict, title: str) -> str:
     return "\n".join(out)
 
 
-def summarise(repeats: dict, nodes: int | None = None) -> dict:
+def summarise(repeats: dict, nodes: int | None = None, code: list[dict] | None = None) -> dict:
     """The results file from every repeat measured so far. `nodes` and `repeats` at the top
     describe the runs held (the tidal day's smallest size unless `nodes` names one; the most
-    repeats any variant holds), so a merged file says what it merged, not the defaults."""
+    repeats any variant holds), so a merged file says what it merged, not the defaults.
+    `code`: the operator code that made the runs (operator_process.operator_code), one entry per
+    distinct code; a worktree's operator or uncommitted changes are otherwise invisible in the file."""
     days: dict = {}
     for (day_name, size, variant), rs in repeats.items():
         days.setdefault(day_name, {}).setdefault(str(size), {})[variant] = medians(rs)
@@ -711,6 +720,7 @@ def summarise(repeats: dict, nodes: int | None = None) -> dict:
     first = days.get("tidal", {}).get(str(nodes), {})
     return {
         "nodes": nodes,
+        "operator_code": code or [],
         "image_gb": sorted(IMAGES.values()),
         "bandwidth_gbps": BANDWIDTH_GBPS,
         "repeats": max((len(rs) for rs in repeats.values()), default=0),
@@ -727,12 +737,15 @@ def summarise(repeats: dict, nodes: int | None = None) -> dict:
 def merge(paths: Iterable[Path]) -> dict:
     """One results file holding every repeat of the given ones, each variant's in file order."""
     merged: dict[tuple[str, int, str], list[dict]] = {}
+    code: list[dict] = []
     for path in paths:
-        for day_name, sizes in json.loads(path.read_text())["days"].items():
+        data = json.loads(path.read_text())
+        code += [c for c in data.get("operator_code", []) if c not in code]
+        for day_name, sizes in data["days"].items():
             for nodes, runs in sizes.items():
                 for variant, r in runs.items():
                     merged.setdefault((day_name, int(nodes), variant), []).extend(r["repeats"])
-    return summarise(merged)
+    return summarise(merged, code=code)
 
 
 async def main() -> None:
@@ -768,6 +781,7 @@ async def main() -> None:
         plan += [(d, args.large_superpods, v) for d in args.days for _ in range(args.large_repeats)
                  for v in args.large_variants or DAYS[d].large_variants]
     repeats: dict[tuple[str, int, str], list[dict]] = {}
+    code = [operator_code()]
     for day_name, superpods, variant in plan:
         try:
             result = await run(variant, day_name, superpods)
@@ -775,8 +789,8 @@ async def main() -> None:
             log(f"  run failed: {type(err).__name__}: {err}")
             continue
         repeats.setdefault((day_name, superpods * NODES_PER_SUPERPOD, variant), []).append(result)
-        dump(out, summarise(repeats, args.superpods * NODES_PER_SUPERPOD))
-    render(summarise(repeats, args.superpods * NODES_PER_SUPERPOD), out)
+        dump(out, summarise(repeats, args.superpods * NODES_PER_SUPERPOD, code))
+    render(summarise(repeats, args.superpods * NODES_PER_SUPERPOD, code), out)
 
 
 def render(data: dict, out: Path) -> None:

@@ -13,6 +13,30 @@ from pathlib import Path
 
 from homing_e2e.cluster import free_port
 
+THIS_TREE_OPERATOR = Path(__file__).resolve().parents[2] / "operator"
+
+
+def operator_source() -> Path:
+    """Where the harness's operator imports homing from: another checkout's `operator/` when
+    HOMING_E2E_OPERATOR_PATH names one (bench/scale_paired.py, a paired bench), else this tree's."""
+    return Path(os.environ.get("HOMING_E2E_OPERATOR_PATH") or THIS_TREE_OPERATOR)
+
+
+def operator_code() -> dict[str, object]:
+    """The code the harness's operator runs, for a results file to say what measured it: its
+    checkout's commit, whether that checkout's `operator/` had uncommitted changes, and whether
+    it is this tree's. Unknown (None) outside a git checkout."""
+    src = operator_source()
+
+    def git(*args: str) -> str | None:
+        done = subprocess.run(["git", "-C", str(src), *args], capture_output=True, text=True, check=False)
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    status = git("status", "--porcelain", "--", ".")
+    return {"commit": git("rev-parse", "--short=12", "HEAD"), "uncommitted_changes": None if status is None else bool(status),
+            "this_tree": src.resolve() == THIS_TREE_OPERATOR}
+
+
 # Leader election timings for a lone harness operator (client-go's rule holds: lease > renew > 1.2 x retry).
 FAST_LEASES = {
     "HOMING_REPLICAS__LEASE_SECONDS": "3",
@@ -79,8 +103,8 @@ class OperatorProcess:
             }
         )
         env.update(self.extra_env)
-        if os.environ.get("HOMING_E2E_OPERATOR_PATH"):  # another checkout's operator (bench/scale_paired.py)
-            env["PYTHONPATH"] = os.environ["HOMING_E2E_OPERATOR_PATH"]
+        if os.environ.get("HOMING_E2E_OPERATOR_PATH"):  # another checkout's operator (operator_source)
+            env["PYTHONPATH"] = str(operator_source())
         return env
 
     def start(self, timeout: float = 60) -> OperatorProcess:

@@ -377,3 +377,42 @@ def test_pulls_first_every_run_and_the_median_against_the_scheduler_alone(tidal)
     rows = {x["target"]: x for x in tidal.home_rule_targets(runs)}
     assert rows["re-placement pull minutes <= the same scheduler without homing"]["met"] is True
     assert rows[tidal.MEDIAN_PULLS]["met"] is True  # 10 / 32
+
+
+def test_a_results_file_names_the_operator_code_that_made_it_and_a_merge_keeps_each(tidal, tmp_path):
+    """Runs made by another checkout's operator (HOMING_E2E_OPERATOR_PATH) or by uncommitted
+    changes looked like the tree's own in the file; a merged file mixed them silently."""
+    here = {"commit": "aaaa", "uncommitted_changes": False, "this_tree": True}
+    there = {"commit": "bbbb", "uncommitted_changes": True, "this_tree": False}
+
+    def results(code: dict) -> dict:
+        return tidal.summarise({("tidal", 64, "volcano+gangpreempt+homing"): [run(0.85, 30.0)]}, 64, [code])
+
+    one, two, again = tmp_path / "one.json", tmp_path / "two.json", tmp_path / "again.json"
+    one.write_text(tidal.json.dumps(results(here)))
+    two.write_text(tidal.json.dumps(results(there)))
+    again.write_text(tidal.json.dumps(results(here)))
+    merged = tidal.merge([one, two, again])
+    assert merged["operator_code"] == [here, there]
+    assert tidal.table(merged).startswith("Operator code: aaaa (this tree), bbbb with uncommitted changes (another checkout)")
+
+
+def test_the_operator_code_follows_the_checkout_the_operator_imports(tmp_path, monkeypatch):
+    import subprocess
+
+    from homing_e2e.operator_process import operator_code
+
+    monkeypatch.delenv("HOMING_E2E_OPERATOR_PATH", raising=False)
+    assert operator_code()["this_tree"] is True
+    other = tmp_path / "checkout"
+    (other / "operator").mkdir(parents=True)
+    (other / "operator" / "mod.py").write_text("x = 1\n")
+    git = ["git", "-C", str(other), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "one"], check=True)
+    head = subprocess.run([*git, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    monkeypatch.setenv("HOMING_E2E_OPERATOR_PATH", str(other / "operator"))
+    assert operator_code() == {"commit": head, "uncommitted_changes": False, "this_tree": False}
+    (other / "operator" / "mod.py").write_text("x = 2\n")
+    assert operator_code()["uncommitted_changes"] is True
