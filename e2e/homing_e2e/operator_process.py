@@ -22,11 +22,12 @@ def operator_source() -> Path:
     return Path(os.environ.get("HOMING_E2E_OPERATOR_PATH") or THIS_TREE_OPERATOR)
 
 
-def operator_code() -> dict[str, object]:
-    """The code the harness's operator runs, for a results file to say what measured it: its
-    checkout's commit, whether that checkout's `operator/` had uncommitted changes, and whether
-    it is this tree's. Unknown (None) outside a git checkout."""
-    src = operator_source()
+def operator_code(src: Path | None = None) -> dict[str, object]:
+    """The code an operator runs (`src`, its `operator/` folder; the harness's by default), for a
+    results file to say what measured it: its checkout's commit, whether that checkout's
+    `operator/` had uncommitted changes, and whether it is this tree's. Unknown (None) outside a
+    git checkout."""
+    src = src or operator_source()
 
     def git(*args: str) -> str | None:
         done = subprocess.run(["git", "-C", str(src), *args], capture_output=True, text=True, check=False)
