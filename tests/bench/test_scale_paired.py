@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import subprocess
 import types
 from pathlib import Path
 
@@ -20,20 +19,9 @@ def load_scale_paired() -> types.ModuleType:
     return module
 
 
-def commit_all(checkout: Path, message: str) -> str:
-    git = ["git", "-C", str(checkout), "-c", "user.name=t", "-c", "user.email=t@t"]
-    subprocess.run([*git, "add", "."], check=True)
-    subprocess.run([*git, "commit", "-q", "-m", message], check=True)
-    return subprocess.run([*git, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
-
-
-def test_each_run_names_the_code_its_operator_ran_read_as_the_run_starts(tmp_path, monkeypatch):
+def test_each_run_names_the_code_its_operator_ran_read_as_the_run_starts(checkout, tmp_path, monkeypatch):
     paired = load_scale_paired()
-    checkout = tmp_path / "checkout"
-    (checkout / "operator").mkdir(parents=True)
-    (checkout / "operator" / "mod.py").write_text("x = 1\n")
-    subprocess.run(["git", "init", "-q", str(checkout)], check=True)
-    first = commit_all(checkout, "one")
+    first = checkout.commit()
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     seen: dict[str, str] = {}
@@ -44,12 +32,12 @@ def test_each_run_names_the_code_its_operator_ran_read_as_the_run_starts(tmp_pat
         (scratch / out).write_text(json.dumps({"steps": [{"rss_mb": 900.0, "apiserver_webhook_p99_ms": 100.0}]}))
         (scratch / out.replace(".json", "-details.json")).write_text(json.dumps({"steps": [{"operator_cpu_ms_per_pod": 8.0}]}))
         seen["runs"] = seen.get("runs", "") + "."
-        (checkout / "operator" / "mod.py").write_text(f"x = {len(seen['runs']) + 1}\n")
-        commit_all(checkout, "next")
+        checkout.write(f"x = {len(seen['runs']) + 1}\n")
+        checkout.commit()
 
     monkeypatch.setattr(paired, "subprocess", types.SimpleNamespace(run=scale_run))
-    row = paired.run("smoke", "new1", checkout / "operator", "homing", scratch)
-    assert seen["operator"] == str(checkout / "operator")
+    row = paired.run("smoke", "new1", checkout.operator, "homing", scratch)
+    assert seen["operator"] == str(checkout.operator)
     assert row["operator_code"] == {"commit": first, "uncommitted_changes": False, "this_tree": False}
     assert (row["rss_mb"], row["operator_cpu_ms_per_pod"]) == (900.0, 8.0)
     assert paired.run("smoke", "noop", None, "noop", scratch)["operator_code"] is None  # the no-op runs no operator

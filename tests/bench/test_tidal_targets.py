@@ -397,22 +397,13 @@ def test_a_results_file_names_the_operator_code_that_made_it_and_a_merge_keeps_e
     assert tidal.table(merged).startswith("Operator code: aaaa (this tree), bbbb with uncommitted changes (another checkout)")
 
 
-def test_the_operator_code_follows_the_checkout_the_operator_imports(tmp_path, monkeypatch):
-    import subprocess
-
+def test_the_operator_code_follows_the_checkout_the_operator_imports(checkout, monkeypatch):
     from homing_e2e.operator_process import operator_code
 
     monkeypatch.delenv("HOMING_E2E_OPERATOR_PATH", raising=False)
     assert operator_code()["this_tree"] is True
-    other = tmp_path / "checkout"
-    (other / "operator").mkdir(parents=True)
-    (other / "operator" / "mod.py").write_text("x = 1\n")
-    git = ["git", "-C", str(other), "-c", "user.name=t", "-c", "user.email=t@t"]
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "add", "."], check=True)
-    subprocess.run([*git, "commit", "-q", "-m", "one"], check=True)
-    head = subprocess.run([*git, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
-    monkeypatch.setenv("HOMING_E2E_OPERATOR_PATH", str(other / "operator"))
+    head = checkout.commit()
+    monkeypatch.setenv("HOMING_E2E_OPERATOR_PATH", str(checkout.operator))
     assert operator_code() == {"commit": head, "uncommitted_changes": False, "this_tree": False}
-    (other / "operator" / "mod.py").write_text("x = 2\n")
+    checkout.write("x = 2\n")
     assert operator_code()["uncommitted_changes"] is True
