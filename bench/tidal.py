@@ -203,6 +203,28 @@ def scale_in(c: TidalCluster, step: str) -> str:
             f"gangs by mark {s['jobs_by_mark']}, by binding {s['jobs_by_bind']}")
 
 
+def faulted_nodes(bound: dict[str, str], jobs: int) -> list[str]:
+    """The day's two faulted nodes, named by the ranks on them: the lowest bound rank of the
+    first job and of the job half-way down (the next bound job where one has no rank bound).
+    Every variant so faults ranks of the same jobs, whose images are the same: picked by node
+    name, the fault fell on whichever gang the variant's dawn had put there, and the two
+    variants of a repeat pulled different images at the floor (up to 1.8 minutes apart on the
+    crowded day), a difference no placement rule made. `bound`: rank key ("train-3/worker/5")
+    -> its node."""
+    by_job: dict[int, list[tuple[int, str]]] = {}
+    for key, node in bound.items():
+        job, _, index = key.partition("/")
+        by_job.setdefault(int(job.removeprefix("train-")), []).append((int(index.rpartition("/")[2]), node))
+    out: list[str] = []
+    for start in (0, jobs // 2):
+        for j in [*range(start, jobs), *range(start)]:
+            node = min(by_job.get(j, [(0, "")]))[1]
+            if node and node not in out:
+                out.append(node)
+                break
+    return out
+
+
 async def day(c: TidalCluster, d: Day, scale_in_step: int = 0, marks: bool = False) -> None:
     """The scripted day. Sizes follow the cluster: 3/4 of it training, inference tides."""
     nodes = c.superpods * NODES_PER_SUPERPOD
@@ -223,8 +245,7 @@ async def day(c: TidalCluster, d: Day, scale_in_step: int = 0, marks: bool = Fal
         await tide(c, step, replicas, d.services, scale_in_step, marks)
         restarts = await c.count_restarts(step, restarts)
         log(f"  {step}: inference {replicas}{scale_in(c, step)}{await unbound(c, step)}")
-    hosting = [p.node for p in c.recorder.pods.values() if p.node and p.key.startswith("train-")]
-    faulty = sorted(set(hosting))[:: max(1, len(set(hosting)) // 2)][:2]
+    faulty = faulted_nodes({p.key: p.node for p in c.recorder.pods.values() if p.node and p.key.startswith("train-")}, jobs)
     c.recorder.phase = "faults"
     for node in faulty:
         await c.fault(node, down=True)

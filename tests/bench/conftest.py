@@ -1,10 +1,14 @@
 """Fixtures the bench scripts' tests share."""
 from __future__ import annotations
 
+import importlib.util
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class Checkout:
@@ -35,3 +39,13 @@ class Checkout:
 @pytest.fixture
 def checkout(tmp_path: Path) -> Checkout:
     return Checkout(tmp_path / "checkout")
+
+
+@pytest.fixture(scope="session")
+def tidal():
+    """bench/tidal.py as a module."""
+    spec = importlib.util.spec_from_file_location("bench_tidal", ROOT / "bench" / "tidal.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module

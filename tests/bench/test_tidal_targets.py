@@ -3,22 +3,7 @@ without homing made under the same cluster settings (a `-fast-scale-in` run agai
 plain Volcano run with that setting, never against the default one)."""
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def tidal():
-    spec = importlib.util.spec_from_file_location("bench_tidal", ROOT / "bench" / "tidal.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
 
 
 def run(home_rate: float, pull_minutes: float) -> dict:
