@@ -40,7 +40,7 @@ from homing_e2e import objects as o  # noqa: E402
 from homing_e2e.cluster import build_binaries  # noqa: E402
 from homing_e2e.imagecache import MODEL_BANDWIDTH_GBPS  # noqa: E402
 from homing_e2e.tidal import NS, Replacement, TidalCluster, dump  # noqa: E402
-from homing_e2e.tidal_schedulers import build_mindcluster, mindcluster_missing  # noqa: E402
+from homing_e2e.tidal_schedulers import SCHEDULE_POLICY, SUPERPOD_POLICY, build_mindcluster, mindcluster_missing  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 ALONE, WITH_HOMING = "volcano+mindcluster", "volcano+mindcluster+homing"
@@ -337,19 +337,10 @@ async def fault_then_return(c: TidalCluster, homing: bool) -> dict:
     return {"avoid": faulted}
 
 
-SUPERPOD_POLICY = {"huawei.com/schedule_policy": "chip8-node8-sp", "sp-block": "32"}  # 8-chip nodes, 4-node blocks
-
-
 async def superpod_job(c: TidalCluster, name: str, replicas: int, image: str) -> None:
     """A Volcano Job the plugin takes for a super-pod job (its chip8-node8-sp policy on these 8-chip
-    nodes, blocks of 4 nodes inside one super-pod): the harness's MindCluster job with the policy
-    annotations the harness leaves out, on the job (copied to its PodGroup) and on its pods."""
-    c.gang_sizes[name] = replicas
-    for path, body in c.scheduling.training(name, NS, replicas, image, {}):
-        body["metadata"].setdefault("annotations", {}).update(SUPERPOD_POLICY)
-        for task in body["spec"]["tasks"]:
-            task["template"]["metadata"]["annotations"].update(SUPERPOD_POLICY)
-        await c.kube.request("POST", path, body=body)
+    nodes, blocks of 4 nodes inside one super-pod)."""
+    await c.training_job(name, replicas, image, sp_block=32, annotations={SCHEDULE_POLICY: SUPERPOD_POLICY})
 
 
 async def superpod_one_node_taken(c: TidalCluster, homing: bool, take: bool = True) -> dict:

@@ -41,6 +41,7 @@ from homing_e2e.cluster import build_binaries  # noqa: E402
 from homing_e2e.imagecache import MODEL_BANDWIDTH_GBPS  # noqa: E402
 from homing_e2e.operator_process import operator_code, scrape  # noqa: E402
 from homing_e2e.tidal import NODES_PER_SUPERPOD, NS, TidalCluster, dump  # noqa: E402
+from homing_e2e.tidal_schedulers import SCHEDULE_POLICY, SUPERPOD_POLICY  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 IMAGES = {"train-a:30g": 30.0, "train-b:25g": 25.0, "train-c:40g": 40.0, "serve:15g": 15.0}
@@ -104,8 +105,12 @@ class Day:
     # half the training; the crowded days' 5/12 needs 14 more nodes than are free at 48.
     peak: float = 0.5
     images: tuple[tuple[str, float], ...] = tuple(IMAGES.items())
+    # > 0: every training job is a super-pod job in blocks of this many chips (`sp-block`), with
+    # the policy MindCluster's plugin takes for one (tidal_schedulers.SUPERPOD_POLICY).
+    superpod_block: int = 0
 
 
+SUPERPOD_VARIANTS = ("volcano+mindcluster", "volcano+mindcluster+homing", "volcano+ascend", "volcano+ascend+homing")
 CROWDED_VARIANTS = ("volcano", "volcano+homing", "volcano+gangpreempt", "volcano+gangpreempt+homing")
 CROWDED = dict(services=TWO_SERVICES, peak=5 / 12, images=tuple(CROWDED_IMAGES.items()), stepped_nights=False)
 SHARED_TRAINS = (("train-a:32g", None), ("train-b:22g", None), ("train-c:28g", None))
@@ -123,6 +128,12 @@ DAYS = {
     # morning peak needs 14 more nodes than are free at 48 (inference reclaims about half the
     # training), the nights scaled in at once as an HPA without a scale-down policy does
     # (`-stepped-scale-in` for the steps).
+    # Issue 43's super-pod day: the first day with every job a super-pod job, beside
+    # MindCluster's plugin (which re-plans a super-pod job whole unless every old node is free).
+    "superpod": Day("preempt", 16, (("train-a:30g", None), ("train-b:25g", None), ("train-c:40g", None)),
+                    "the super-pod day: the preempt tide with every job a super-pod job (16 ranks in 4-node blocks "
+                    "inside 8-node super-pods), a node fault inside a super-pod",
+                    SUPERPOD_VARIANTS, SUPERPOD_VARIANTS, superpod_block=32),
     "crowded": Day("reclaim", 6, SHARED_TRAINS,
                    "crowded reclaim tide (two queues), 6-rank gangs over three shared images, two inference services, "
                    "peak over the free room",
@@ -232,7 +243,11 @@ async def day(c: TidalCluster, d: Day, scale_in_step: int = 0, marks: bool = Fal
     base = max(2, nodes // 8)
     for j in range(jobs):
         image, sp_block = d.trains[j % len(d.trains)]
-        await c.training_job(f"train-{j}", d.gang, image, sp_block=sp_block if j == 0 else None)
+        if d.superpod_block:
+            await c.training_job(f"train-{j}", d.gang, image, sp_block=d.superpod_block,
+                                 annotations={SCHEDULE_POLICY: SUPERPOD_POLICY})
+        else:
+            await c.training_job(f"train-{j}", d.gang, image, sp_block=sp_block if j == 0 else None)
         if d.start_gap_s:
             await c.wait_bound(f"train-{j}/", d.gang)
             await asyncio.sleep(d.start_gap_s)

@@ -812,9 +812,11 @@ class TidalCluster:
                 print(f"[harness] {job}: a restart stuck in Volcano's job controller resumed (RestartJob command)", flush=True)
 
     # -- the day's moves ---------------------------------------------------------------------
-    async def training_job(self, name: str, replicas: int, image: str, sp_block: int | None = None) -> None:
+    async def training_job(self, name: str, replicas: int, image: str, sp_block: int | None = None,
+                           annotations: dict[str, str] | None = None) -> None:
+        """`annotations`: more of them on the pods (a scheduler's policy, tidal_schedulers.py)."""
         self.gang_sizes[name] = replicas
-        ann = {"sp-block": str(sp_block)} if sp_block else {}
+        ann = {**({"sp-block": str(sp_block)} if sp_block else {}), **(annotations or {})}
         for path, body in self.scheduling.training(name, NS, replicas, image, ann):
             await self.kube.request("POST", path, body=body)
 

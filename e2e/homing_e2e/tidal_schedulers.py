@@ -210,6 +210,10 @@ NODE_LABELS = {"accelerator": "huawei-Ascend910", "accelerator-type": "module-91
 NODE_SELECTOR = {"accelerator-type": "module-910b-8", "host-arch": "huawei-arm"}
 JOB_LABELS = {"ring-controller.atlas": "ascend-910b"}
 MIN_AVAILABLE = "huawei.com/schedule_minAvailable"  # on a Deployment's pods: the plugin gangs that many, else all replicas
+# A super-pod job as the plugin takes one on these 8-chip nodes: its chip8-node8-sp policy, in
+# blocks of `sp-block` chips inside one super-pod, on the job (copied to its PodGroup) and its pods.
+SCHEDULE_POLICY = "huawei.com/schedule_policy"
+SUPERPOD_POLICY = "chip8-node8-sp"
 CM_CONSUMER = "mx-consumer-cim"  # the label the plugin's informer selects per-node ConfigMaps by (device-plugin mode)
 CLUSTERD_CONSUMER = "mx-consumer-volcano"  # ... ClusterD's cluster-info ConfigMaps by (ClusterD mode, shipped)
 CLUSTERD_NODES_PER_CM = 100
@@ -354,13 +358,18 @@ class MindClusterVolcano(Volcano):
     def training(self, name: str, ns: str, replicas: int, image: str, annotations: dict[str, str]) -> list[tuple[str, dict]]:
         """Volcano's training job as MindCluster's examples write one: the product label on the
         job and its pods, the node selector, the NPUs requested, and Volcano's env plugin
-        (VC_TASK_INDEX, the rank the plugin remembers nodes by). No `sp-block`: on these 910B
-        nodes it would make the plugin take the job for an A3 super-pod job."""
+        (VC_TASK_INDEX, the rank the plugin remembers nodes by). A job asked for with the
+        super-pod policy (SCHEDULE_POLICY) carries it and its `sp-block` on the job and its
+        pods; any other job no `sp-block`: on these 910B nodes it alone would make the plugin
+        take the job for an A3 super-pod job."""
         [(path, body)] = super().training(name, ns, replicas, image, annotations)
         body["metadata"]["labels"] = dict(JOB_LABELS)
         body["spec"]["plugins"] = {"env": []}
         template = body["spec"]["tasks"][0]["template"]
-        template["metadata"]["annotations"] = {k: v for k, v in template["metadata"]["annotations"].items() if k != "sp-block"}
+        if annotations.get(SCHEDULE_POLICY) == SUPERPOD_POLICY:
+            body["metadata"]["annotations"] = dict(annotations)
+        else:
+            template["metadata"]["annotations"] = {k: v for k, v in template["metadata"]["annotations"].items() if k != "sp-block"}
         template["metadata"]["labels"] = dict(JOB_LABELS)
         npu_pod(template["spec"])
         return [(path, body)]

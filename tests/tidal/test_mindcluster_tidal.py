@@ -24,7 +24,9 @@ from homing_e2e.tidal import NODES_PER_RACK, NODES_PER_SUPERPOD, NS, TidalCluste
 from homing_e2e.tidal_schedulers import (
     MIN_AVAILABLE,
     MINDCLUSTER_BIN,
+    SCHEDULE_POLICY,
     SHIPPED,
+    SUPERPOD_POLICY,
     build_mindcluster,
     mindcluster_conf,
     mindcluster_missing,
@@ -100,6 +102,11 @@ def test_nodes_and_workloads_as_the_plugin_reads_them(variant):
     assert template["spec"]["nodeSelector"]["accelerator-type"] == "module-910b-8"
     assert template["spec"]["containers"][0]["resources"]["requests"] == {"huawei.com/Ascend910": "8"}
     assert s.replica_template("serve:15g")["metadata"]["annotations"][MIN_AVAILABLE] == "1"
+    # asked for with the super-pod policy, the job is one the plugin takes for a super-pod job:
+    # the policy and its block on the job (its PodGroup) and its pods (the super-pod day)
+    policy = {"sp-block": "32", SCHEDULE_POLICY: SUPERPOD_POLICY}
+    [(_, job)] = s.training("llama", NS, 8, "train:30g", policy)
+    assert job["metadata"]["annotations"] == policy == job["spec"]["tasks"][0]["template"]["metadata"]["annotations"]
 
 
 @pytest.mark.parametrize("tide", ["preempt", "gangreclaim"])
