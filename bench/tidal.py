@@ -124,16 +124,16 @@ DAYS = {
     "kube-gangs": Day("all", 16, (("train-a:30g", None), ("train-b:25g", None), ("train-c:40g", None)),
                       "kube-scheduler 1.37's own gangs: 16-rank Indexed Jobs in PodGroups evicted whole, three images",
                       KUBE_VARIANTS, KUBE_VARIANTS, stepped_nights=False, start_gap_s=1.5),
-    # Issue 44's crowded cluster: 6-rank gangs on 3/4 of the nodes, two inference services whose
-    # morning peak needs 14 more nodes than are free at 48 (inference reclaims about half the
-    # training), the nights scaled in at once as an HPA without a scale-down policy does
-    # (`-stepped-scale-in` for the steps).
     # Issue 43's super-pod day: the first day with every job a super-pod job, beside
     # MindCluster's plugin (which re-plans a super-pod job whole unless every old node is free).
     "superpod": Day("preempt", 16, (("train-a:30g", None), ("train-b:25g", None), ("train-c:40g", None)),
                     "the super-pod day: the preempt tide with every job a super-pod job (16 ranks in 4-node blocks "
                     "inside 8-node super-pods), a node fault inside a super-pod",
                     SUPERPOD_VARIANTS, SUPERPOD_VARIANTS, superpod_block=32),
+    # Issue 44's crowded cluster: 6-rank gangs on 3/4 of the nodes, two inference services whose
+    # morning peak needs 14 more nodes than are free at 48 (inference reclaims about half the
+    # training), the nights scaled in at once as an HPA without a scale-down policy does
+    # (`-stepped-scale-in` for the steps).
     "crowded": Day("reclaim", 6, SHARED_TRAINS,
                    "crowded reclaim tide (two queues), 6-rank gangs over three shared images, two inference services, "
                    "peak over the free room",
