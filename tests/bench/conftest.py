@@ -4,6 +4,8 @@ from __future__ import annotations
 import importlib.util
 import subprocess
 import sys
+import types
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -41,11 +43,25 @@ def checkout(tmp_path: Path) -> Checkout:
     return Checkout(tmp_path / "checkout")
 
 
-@pytest.fixture(scope="session")
-def tidal():
-    """bench/tidal.py as a module."""
-    spec = importlib.util.spec_from_file_location("bench_tidal", ROOT / "bench" / "tidal.py")
+def load_bench_script(name: str) -> types.ModuleType:
+    """bench/<name>.py as a module named bench_<name>: the scripts are not a package, and
+    import their siblings from bench/ itself (mindcluster_scenarios imports tidal)."""
+    if str(ROOT / "bench") not in sys.path:
+        sys.path.insert(0, str(ROOT / "bench"))
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "bench" / f"{name}.py")
+    assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up by name
+    sys.modules[spec.name] = module  # their dataclasses look their module up by name
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="session")
+def bench_script() -> Callable[[str], types.ModuleType]:
+    """load_bench_script, for the tests of each script."""
+    return load_bench_script
+
+
+@pytest.fixture(scope="session")
+def tidal() -> types.ModuleType:
+    return load_bench_script("tidal")

@@ -2,23 +2,12 @@
 kept, who the verdict names, the plugin's boosts read from its log, and the table."""
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def sc():
-    sys.path.insert(0, str(ROOT / "bench"))
-    spec = importlib.util.spec_from_file_location("bench_mindcluster_scenarios", ROOT / "bench" / "mindcluster_scenarios.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
+def sc(bench_script):
+    return bench_script("mindcluster_scenarios")
 
 
 def row(sc, key="train-0/worker/1", home="npu-001", node="npu-001", outcome="home"):

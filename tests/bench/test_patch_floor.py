@@ -2,23 +2,13 @@
 patch the API server can apply, of homing's shape, that changes no placement."""
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import jsonpatch
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 @pytest.fixture(scope="module")
-def webhook():
-    spec = importlib.util.spec_from_file_location("bench_noop_webhook", ROOT / "bench" / "noop_webhook.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+def webhook(bench_script):
+    return bench_script("noop_webhook")
 
 
 TERM_ELSEWHERE = {"weight": 5, "preference": {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}}

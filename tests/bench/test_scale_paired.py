@@ -3,24 +3,12 @@ when the script started as "new", though the tree took a commit between runs and
 ran that commit's operator (2026-12-07, scale-paired-relist.json)."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import types
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
-def load_scale_paired() -> types.ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_scale_paired", ROOT / "bench" / "scale_paired.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_each_run_names_the_code_its_operator_ran_read_as_the_run_starts(checkout, tmp_path, monkeypatch):
-    paired = load_scale_paired()
+def test_each_run_names_the_code_its_operator_ran_read_as_the_run_starts(bench_script, checkout, tmp_path, monkeypatch):
+    paired = bench_script("scale_paired")
     first = checkout.commit()
     scratch = tmp_path / "scratch"
     scratch.mkdir()
