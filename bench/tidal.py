@@ -229,8 +229,8 @@ def faulted_nodes(bound: dict[str, str], jobs: int) -> list[str]:
     out: list[str] = []
     for start in (0, jobs // 2):
         for j in [*range(start, jobs), *range(start)]:
-            node = min(by_job.get(j, [(0, "")]))[1]
-            if node and node not in out:
+            ranks = by_job.get(j)
+            if ranks and (node := min(ranks)[1]) not in out:
                 out.append(node)
                 break
     return out
