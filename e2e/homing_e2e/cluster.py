@@ -8,6 +8,7 @@ import socket
 import ssl
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -106,6 +107,7 @@ class LocalControlPlane:
         self.controller_manager_args = controller_manager_args
         self.procs: dict[str, subprocess.Popen] = {}
         self.commands: dict[str, tuple[list[str], str | None]] = {}  # what `run` started: name -> (args, binary)
+        self.replacing = threading.Lock()  # `restart` (from a thread) and `revive` never replace a program at once
         self.kubeconfig = self.workdir / "admin.kubeconfig"
         self.server = ""
         self.etcd_url = ""  # etcd's client URL (benchmarks read stored sizes from it)
@@ -127,11 +129,30 @@ class LocalControlPlane:
         again with the same arguments, its log going on in the same file: whatever it kept in
         memory is gone, whatever it wrote to the API server is not."""
         args, binary = self.commands[name]
-        _terminate(self.procs[name])
-        with open(self.workdir / f"{name}.log", "ab") as log:
-            log.write(b"\n===== restarted by the harness =====\n")
-        self._spawn(name, args, binary, mode="ab")
+        with self.replacing:
+            _terminate(self.procs[name])
+            with open(self.workdir / f"{name}.log", "ab") as log:
+                log.write(b"\n===== restarted by the harness =====\n")
+            self._spawn(name, args, binary, mode="ab")
         self._started(name)
+
+    def revive(self, name: str) -> int | None:
+        """If a program `run` started has exited, starts it again with the same arguments, as
+        its Deployment would restart its pod, the log going on in the same file; returns the
+        code it exited with. None: it runs (or `restart` is replacing it)."""
+        if not self.replacing.acquire(blocking=False):
+            return None
+        try:
+            code = self.procs[name].poll()
+            if code is None:
+                return None
+            args, binary = self.commands[name]
+            with open(self.workdir / f"{name}.log", "ab") as log:
+                log.write(f"\n===== exited with code {code}; started again by the harness =====\n".encode())
+            self._spawn(name, args, binary, mode="ab")
+            return code
+        finally:
+            self.replacing.release()
 
     def _started(self, name: str) -> None:
         time.sleep(0.3)

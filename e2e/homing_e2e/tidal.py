@@ -290,6 +290,7 @@ class Recorder:
     # brought back by then (its re-placements, not made, count in no home rate)
     unbound_by_phase: dict[str, dict[str, int]] = field(default_factory=dict)
     resumed_by_phase: dict[str, dict[str, int]] = field(default_factory=dict)  # phase -> {job: stuck restarts the harness resumed}
+    scheduler_restarts_by_phase: dict[str, int] = field(default_factory=dict)  # phase -> times the scheduler exited and was started again
     released: dict[str, float] = field(default_factory=dict)  # node -> when a pod last left it
     settle_time: float = 1.0  # two of Volcano's 0.5 s cycles: the scheduler has seen the room
     phase: str = "dawn"  # set by the day's script as it moves on
@@ -614,6 +615,7 @@ class Recorder:
             "restarts_by_phase": self.restarts_by_phase,
             "unbound_by_phase": self.unbound_by_phase,
             "resumed_by_phase": self.resumed_by_phase,
+            "scheduler_restarts_by_phase": self.scheduler_restarts_by_phase,
             "scale_in_by_phase": {phase: x.summary() for phase, x in self.scale_ins.items()},
             "nodes_dropped": sum(1 for t in self.transitions if not t[3]),  # 2 in the scripted day (its faults); more is flapping
             "create_to_scheduled_p50_s": round(statistics.median(lat), 3) if lat else None,
@@ -731,6 +733,7 @@ class TidalCluster:
             asyncio.create_task(Reflector(kube, "nodes", "/api/v1/nodes", self.recorder.node_event, retry=0.5).run()),
             asyncio.create_task(self._report_images()),
             asyncio.create_task(self._resume_stuck()),
+            asyncio.create_task(self._revive_scheduler()),
         ]
         await o.eventually(self._all_ready, timeout=60, what="all nodes Ready")
         await self.scheduling.nodes_ready(kube, self.node_names)  # e.g. MindCluster's per-node ConfigMaps
@@ -810,6 +813,19 @@ class TidalCluster:
                 counts = self.recorder.resumed_by_phase.setdefault(self.recorder.phase, {})
                 counts[job] = counts.get(job, 0) + 1
                 print(f"[harness] {job}: a restart stuck in Volcano's job controller resumed (RestartJob command)", flush=True)
+
+    async def _revive_scheduler(self) -> None:
+        """A scheduler that exits is started again, as its Deployment would, and counted by step.
+        MindCluster's plugin can end vc-scheduler with a panic in preemption (docs/dev/mindcluster.md);
+        left down, the day binds nothing more and its figures say nothing."""
+        name = self.scheduling.process
+        while True:
+            await asyncio.sleep(1.0)
+            code = self.cp.revive(name)
+            if code is not None:
+                phase = self.recorder.phase
+                self.recorder.scheduler_restarts_by_phase[phase] = self.recorder.scheduler_restarts_by_phase.get(phase, 0) + 1
+                print(f"[harness] {name} exited (code {code}): started again, as its Deployment would", flush=True)
 
     # -- the day's moves ---------------------------------------------------------------------
     async def training_job(self, name: str, replicas: int, image: str, sp_block: int | None = None,
